@@ -1,0 +1,72 @@
+/**
+ * The tool interface: Definition (what the model is told), Prepare (validate the
+ * raw arguments and build the display fields and the operation, executing
+ * nothing) and Execute (perform exactly the prepared operation).
+ *
+ * Approval sits between Prepare and Execute. The Approver receives only a copy of
+ * the display; the Agent keeps the `PreparedCall`, so what was approved is what runs.
+ */
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import type { ToolResult } from "./ToolResult.js"
+
+/** The function tool definition sent to the model in every request. */
+export interface ToolDefinition {
+  readonly type: "function"
+  readonly name: string
+  readonly description: string
+  readonly parameters: Readonly<Record<string, unknown>>
+  readonly strict: boolean
+}
+
+/** One labelled line of the approval screen; a list value is shown one entry a line. */
+export interface DisplayField {
+  readonly label: string
+  readonly value: string | ReadonlyArray<string>
+}
+
+/** What the user reviews before approving: the tool's name and its fields. */
+export interface ToolDisplay {
+  readonly tool: string
+  readonly fields: ReadonlyArray<DisplayField>
+}
+
+/** A rejection from Prepare: the call is answered with this result and never prompts. */
+export interface Rejection {
+  readonly _tag: "Rejection"
+  readonly result: ToolResult
+}
+
+export interface Tool<Operation> {
+  readonly definition: ToolDefinition
+  /** Validates `rawArguments` (the model's JSON text, unparsed) without side effects. */
+  readonly prepare: (
+    rawArguments: string
+  ) => Effect.Effect<{ readonly display: ToolDisplay; readonly operation: Operation }, Rejection>
+  /** Performs the prepared operation; every resource it opens is closed with the scope. */
+  readonly execute: (operation: Operation) => Effect.Effect<ToolResult, never, Scope.Scope>
+}
+
+/** A tool whose operation type is hidden, so tools of any kind share one registry. */
+export interface AnyTool {
+  readonly definition: ToolDefinition
+  readonly prepare: (rawArguments: string) => Effect.Effect<PreparedCall, Rejection>
+}
+
+/** A validated call: the display copy for approval and the one operation that may run. */
+export interface PreparedCall {
+  readonly display: ToolDisplay
+  readonly execute: Effect.Effect<ToolResult, never, Scope.Scope>
+}
+
+export const rejection = (result: ToolResult): Rejection => ({ _tag: "Rejection", result })
+
+/** Hides a tool's operation type: Prepare now yields a call whose Execute is fixed. */
+export const erase = <Operation>(tool: Tool<Operation>): AnyTool => ({
+  definition: tool.definition,
+  prepare: (rawArguments) =>
+    Effect.map(tool.prepare(rawArguments), ({ display, operation }) => ({
+      display,
+      execute: tool.execute(operation)
+    }))
+})

@@ -1,0 +1,199 @@
+/**
+ * The Agent loop (chapter 2 and 4.1). One user turn:
+ *
+ *   save input → request → validate the completed response → save it →
+ *   for each call: prepare → approve → save start → execute → save result →
+ *   next request, or end the turn.
+ *
+ * Every save point is an `append` that fsyncs before the loop takes its next
+ * step; a failed save is a `SessionWriteError` that ends the turn and stops the
+ * chat. Model failures and protocol violations end the turn `failed`, executing
+ * nothing; Ctrl+C (fiber interruption) kills a running command and ends it
+ * `cancelled`.
+ */
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import { Approver } from "../approval/Approver.js"
+import { type CompletedResponse, ModelClient, type ModelError } from "../model/ModelClient.js"
+import { type ModelResponse, type SessionRecord, type TurnStatus, functionCallOutput, userMessage } from "../session/Records.js"
+import { SessionStore, type SessionWriteError } from "../session/SessionStore.js"
+import { ToolRegistry } from "../tools/ToolRegistry.js"
+import * as ToolResult from "../tools/ToolResult.js"
+import type { AgentEvent } from "./AgentEvent.js"
+import { batchRefusal } from "./Limits.js"
+import { type FunctionCall, validate } from "./Protocol.js"
+
+export class AgentBusy extends Data.TaggedError("AgentBusy")<{ readonly message: string }> {}
+
+export interface TurnOutcome {
+  readonly turnId: string
+  readonly status: TurnStatus
+  readonly reason?: string
+}
+
+export interface AgentShape {
+  /** Notices from opening the session (recovery), for the user before the banner. */
+  readonly notices: ReadonlyArray<string>
+  /**
+   * Runs one user turn to its end. `emit` receives display events in order and
+   * the loop waits for each. Fails only when the session cannot be saved
+   * (the chat must stop) or another turn is running.
+   */
+  readonly turn: (
+    input: string,
+    emit: (event: AgentEvent) => Effect.Effect<void>
+  ) => Effect.Effect<TurnOutcome, SessionWriteError | AgentBusy>
+}
+
+export interface AgentConfig {
+  readonly model: string
+  readonly instructions: string
+}
+
+export class Agent extends Context.Tag("mino/Agent")<Agent, AgentShape>() {
+  static readonly layer = (config: AgentConfig) => Layer.effect(Agent, make(config))
+}
+
+type Item = Readonly<Record<string, unknown>>
+
+/** How a turn ends early: the status and one line for the user and the record. */
+class TurnStop extends Data.TaggedError("TurnStop")<{ readonly status: TurnStatus; readonly reason: string }> {}
+
+const make = (config: AgentConfig) =>
+  Effect.gen(function*() {
+    const model = yield* ModelClient
+    const store = yield* SessionStore
+    const tools = yield* ToolRegistry
+    const approver = yield* Approver
+    const lock = yield* Effect.makeSemaphore(1)
+
+    const runTurn = (input: string, emit: (event: AgentEvent) => Effect.Effect<void>) =>
+      Effect.gen(function*() {
+        const turnId = crypto.randomUUID()
+        const save = (record: SessionRecord) => store.append(record)
+        // This turn's items for the next request; they grow only after their record is saved.
+        const items: Array<Item> = []
+        // Calls of the current batch that have no result yet, for cancellation.
+        const open = new Map<string, { readonly name: string; started: boolean }>()
+        const usedIds = new Set<string>()
+        let requests = 0
+        let callsRun = 0
+
+        const saveResult = (call: { readonly call_id: string; readonly name: string }, result: ToolResult.ToolResult) =>
+          Effect.gen(function*() {
+            yield* save({ type: "tool_result", turn_id: turnId, call_id: call.call_id, name: call.name, result })
+            open.delete(call.call_id)
+            items.push(functionCallOutput(call.call_id, result))
+            yield* emit({ _tag: "ToolFinished", callId: call.call_id, name: call.name, result })
+          })
+
+        const end = (status: TurnStatus, reason?: string) =>
+          Effect.gen(function*() {
+            yield* save({ type: "turn_end", turn_id: turnId, status, ...(reason === undefined ? {} : { reason }) })
+            yield* emit({ _tag: "TurnEnded", status, ...(reason === undefined ? {} : { reason }) })
+            return { turnId, status, ...(reason === undefined ? {} : { reason }) } satisfies TurnOutcome
+          })
+
+        const runCall = (call: FunctionCall) =>
+          Effect.gen(function*() {
+            const prepared = yield* Effect.either(tools.prepare(call.name, call.arguments))
+            if (Either.isLeft(prepared)) return yield* saveResult(call, prepared.left.result)
+            const decision = yield* approver.decide(structuredClone(prepared.right.display))
+            if (!decision.approved) {
+              return yield* saveResult(call, ToolResult.make("denied", `The user did not approve this call (${decision.reason}).`))
+            }
+            yield* save({ type: "tool_start", turn_id: turnId, call_id: call.call_id, name: call.name })
+            open.set(call.call_id, { name: call.name, started: true })
+            callsRun += 1
+            yield* emit({ _tag: "ToolRunning", callId: call.call_id, display: prepared.right.display })
+            const result = yield* Effect.scoped(prepared.right.execute)
+            yield* saveResult(call, result)
+          })
+
+        const loop = Effect.gen(function*() {
+          yield* save({ type: "user_input", turn_id: turnId, text: input })
+          items.push(userMessage(input))
+          while (true) {
+            requests += 1
+            const response = yield* request(yield* store.context, items, emit)
+            const record: ModelResponse = {
+              type: "model_response",
+              turn_id: turnId,
+              response_id: response.id,
+              output: response.output
+            }
+            const calls = validate(response.output, usedIds)
+            yield* save(record)
+            items.push(...response.output)
+            yield* emit({ _tag: "ModelResponded" })
+            if (Either.isLeft(calls)) return yield* new TurnStop({ status: "failed", reason: `invalid response: ${calls.left}` })
+            if (calls.right.length === 0) return yield* end("completed")
+            for (const call of calls.right) {
+              usedIds.add(call.call_id)
+              open.set(call.call_id, { name: call.name, started: false })
+            }
+            const refusal = batchRefusal(requests, callsRun, calls.right.length)
+            if (refusal !== undefined) return yield* new TurnStop({ status: "failed", reason: refusal })
+            for (const call of calls.right) yield* runCall(call)
+          }
+        })
+
+        // Calls that never got a result: unstarted ones were not executed; one that
+        // was running when the turn was cancelled was killed, its effects unknown.
+        const closeOpenCalls = Effect.suspend(() =>
+          Effect.forEach([...open], ([callId, { name, started }]) =>
+            saveResult(
+              { call_id: callId, name },
+              started
+                ? { ...ToolResult.make("unknown", "Cancelled by Ctrl+C while running; the process group was killed. It may have had effects."), cancelled: true }
+                : ToolResult.make("not_executed", "The turn stopped before this call was executed.")
+            ), { discard: true })
+        )
+
+        return yield* loop.pipe(
+          Effect.catchTag("TurnStop", (stop) => Effect.zipRight(closeOpenCalls, end(stop.status, stop.reason))),
+          Effect.catchTag("ModelError", (error: ModelError) => Effect.zipRight(closeOpenCalls, end("failed", error.message))),
+          Effect.onInterrupt(() =>
+            Effect.ignore(Effect.zipRight(closeOpenCalls, end("cancelled", "cancelled by the user (Ctrl+C)")))
+          )
+        )
+      })
+
+    const request = (history: ReadonlyArray<Item>, items: ReadonlyArray<Item>, emit: (event: AgentEvent) => Effect.Effect<void>) =>
+      Effect.gen(function*() {
+        yield* emit({ _tag: "ModelWaiting" })
+        const events = model.respond({
+          model: config.model,
+          instructions: config.instructions,
+          input: [...history, ...items],
+          tools: tools.definitions
+        })
+        // Text is shown as it streams; only the completed response is acted on.
+        const completed = yield* Stream.runFoldEffect(events, Option.none<CompletedResponse>(), (done, event) =>
+          event._tag === "TextDelta"
+            ? Effect.as(emit({ _tag: "TextDelta", text: event.text }), done)
+            : Effect.succeed(Option.some(event.response)))
+        return yield* Option.match(completed, {
+          onNone: () => Effect.fail(new TurnStop({ status: "failed", reason: "the model stream ended without response.completed" })),
+          onSome: Effect.succeed
+        })
+      })
+
+    return Agent.of({
+      notices: store.notices,
+      turn: (input, emit) =>
+        lock.withPermitsIfAvailable(1)(runTurn(input, emit)).pipe(
+          Effect.flatMap(Option.match({
+            onNone: () => Effect.fail(new AgentBusy({ message: "busy: a turn is already running on this session" })),
+            onSome: Effect.succeed
+          }))
+        )
+    })
+  })
+
+

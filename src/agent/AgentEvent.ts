@@ -1,0 +1,21 @@
+/**
+ * What the Agent tells its interaction surface during a turn. These are display
+ * events: none of them is committed conversation state.
+ */
+import type { TurnStatus } from "../session/Records.js"
+import type { ToolDisplay } from "../tools/Tool.js"
+import type { ToolResult } from "../tools/ToolResult.js"
+
+export type AgentEvent =
+  /** A model request was sent; nothing has arrived yet. */
+  | { readonly _tag: "ModelWaiting" }
+  /** A fragment of the model's text, as it streams. */
+  | { readonly _tag: "TextDelta"; readonly text: string }
+  /** The model's response completed (and was saved). */
+  | { readonly _tag: "ModelResponded" }
+  /** An approved call is about to execute. */
+  | { readonly _tag: "ToolRunning"; readonly callId: string; readonly display: ToolDisplay }
+  /** A call's result, saved and about to be sent back to the model. */
+  | { readonly _tag: "ToolFinished"; readonly callId: string; readonly name: string; readonly result: ToolResult }
+  /** The turn is over; `reason` explains any status but `completed`. */
+  | { readonly _tag: "TurnEnded"; readonly status: TurnStatus; readonly reason?: string }

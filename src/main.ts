@@ -1,0 +1,111 @@
+/**
+ * `mino`: parses the command line, composes the layers once, and runs the chat.
+ * This is the only file that runs an Effect.
+ */
+import { realpathSync } from "node:fs"
+import * as Os from "node:os"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as ValidationError from "@effect/cli/ValidationError"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Cause from "effect/Cause"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { Agent } from "./agent/Agent.js"
+import * as Instructions from "./agent/Instructions.js"
+import { Approver } from "./approval/Approver.js"
+import * as Gateway from "./cli/Gateway.js"
+import * as DemoModel from "./demo/DemoModel.js"
+import { ModelClient } from "./model/ModelClient.js"
+import { SessionStore } from "./session/SessionStore.js"
+import { Terminal } from "./terminal/Terminal.js"
+import { erase } from "./tools/Tool.js"
+import { ToolRegistry } from "./tools/ToolRegistry.js"
+import { BashRunner } from "./tools/bash/BashRunner.js"
+import * as BashTool from "./tools/bash/BashTool.js"
+import { VERSION } from "./version.js"
+
+export const DEFAULT_MODEL = "gpt-5.1"
+
+/** An expected way to stop: `message` goes to stderr as one line, then exit with `code`. */
+class Stop extends Data.TaggedError("Stop")<{ readonly code: number; readonly message?: string }> {}
+
+const model = Options.text("model").pipe(
+  Options.withDescription(`The model to use (default: $MINO_MODEL, else ${DEFAULT_MODEL}).`),
+  Options.optional
+)
+const demo = Options.boolean("demo").pipe(
+  Options.withDescription("Chat with a built-in scripted model on loopback: no key, no network, real bash.")
+)
+
+const chat = (flags: { readonly model: Option.Option<string>; readonly demo: boolean }) =>
+  Effect.gen(function*() {
+    const env = process.env
+    const cwd = realpathSync(process.cwd())
+    const home = env["HOME"] ?? Os.homedir()
+    const modelName = Option.getOrElse(flags.model, () => env["MINO_MODEL"] || DEFAULT_MODEL)
+    const endpoint = flags.demo ? { apiKey: "mino-demo", baseURL: (yield* DemoModel.start).url } : {
+      apiKey: env["OPENAI_API_KEY"] ?? "",
+      baseURL: env["OPENAI_BASE_URL"] || undefined
+    }
+    if (endpoint.apiKey.length === 0) {
+      return yield* new Stop({ code: 2, message: "mino: OPENAI_API_KEY is not set; export your API key, or try `mino --demo`." })
+    }
+    const secrets = flags.demo ? [] : [endpoint.apiKey]
+    const instructions = yield* Instructions.load(cwd)
+
+    const bash = BashTool.make({ cwd, parentEnv: env, secrets }).pipe(
+      Effect.map((tool) => ToolRegistry.make([erase(tool)]))
+    )
+    const terminal = Terminal.layer(secrets)
+    const agent = Agent.layer({ model: modelName, instructions }).pipe(
+      Layer.provide(ModelClient.layer(endpoint)),
+      Layer.provide(SessionStore.layer({ home, secrets, ...(flags.demo ? { sessionId: "demo" } : {}) })),
+      Layer.provide(Layer.effect(ToolRegistry, bash).pipe(Layer.provide(BashRunner.layer))),
+      Layer.provide(Approver.layer),
+      Layer.provideMerge(terminal)
+    )
+
+    const banner = [
+      `Mino ${VERSION} · model ${flags.demo ? "mino-demo (a scripted demo model on loopback, not a real AI)" : modelName}`,
+      `Commands run in ${cwd} after you approve them. Ctrl+D exits; Ctrl+C cancels and exits.`
+    ].join("\n")
+    yield* Gateway.run({ banner }).pipe(Effect.provide(agent))
+  }).pipe(
+    Effect.scoped,
+    Effect.catchTags({
+      SessionBusy: (e) => new Stop({ code: 1, message: `mino: ${e.message}` }),
+      SessionOpenError: (e) => new Stop({ code: 1, message: `mino: ${e.message}` }),
+      SessionWriteError: (e) => new Stop({ code: 1, message: `mino: ${e.message}; the chat has stopped.` }),
+      AgentBusy: (e) => new Stop({ code: 1, message: `mino: ${e.message}` })
+    })
+  )
+
+const command = Command.make("mino", { model, demo }, chat).pipe(
+  Command.withDescription("A terminal coding agent: chat with a model that can run bash commands you approve.")
+)
+
+const cli = Command.run(command, { name: "mino", version: VERSION })
+
+const teardown = <E, A>(exit: Exit.Exit<E, A>, onExit: (code: number) => void) => {
+  if (Exit.isSuccess(exit)) return onExit(0)
+  if (Cause.isInterruptedOnly(exit.cause)) return onExit(130)
+  const failure = Cause.failureOption(exit.cause)
+  if (Option.isSome(failure) && failure.value instanceof Stop) {
+    if (failure.value.message !== undefined) process.stderr.write(failure.value.message + "\n")
+    return onExit(failure.value.code)
+  }
+  // @effect/cli has already printed its validation error; print it only once.
+  if (Option.isSome(failure) && ValidationError.isValidationError(failure.value)) return onExit(2)
+  process.stderr.write(`mino: unexpected error:\n${Cause.pretty(exit.cause)}\n`)
+  onExit(1)
+}
+
+cli(process.argv).pipe(
+  Effect.provide(NodeContext.layer),
+  NodeRuntime.runMain({ disableErrorReporting: true, teardown })
+)

@@ -1,0 +1,282 @@
+/**
+ * The session file: `~/.mino/sessions/<session_id>.jsonl`, one record a line.
+ *
+ * Every `append` writes the line and fsyncs it before the in-memory state
+ * advances; a failed write or sync is a `SessionWriteError` and leaves the
+ * committed state as it was (the store then refuses further writes, because the
+ * chat must stop). On open the store takes the session's lock, sets aside lines a
+ * crash tore, closes any turn left open, and replays only completed turns.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
+import * as Clock from "effect/Clock"
+import * as FileSystem from "@effect/platform/FileSystem"
+import type { PlatformError } from "@effect/platform/Error"
+import * as Path from "node:path"
+import { contextItems, KnownLine, SessionRecord } from "./Records.js"
+import { closeOpenTurns, INTERRUPTED_NOTICE } from "./Recovery.js"
+import * as SessionLock from "./SessionLock.js"
+
+export class SessionWriteError extends Schema.TaggedError<SessionWriteError>()("SessionWriteError", {
+  path: Schema.String,
+  message: Schema.String
+}) {}
+
+export class SessionBusy extends Schema.TaggedError<SessionBusy>()("SessionBusy", {
+  path: Schema.String,
+  message: Schema.String
+}) {}
+
+export class SessionOpenError extends Schema.TaggedError<SessionOpenError>()("SessionOpenError", {
+  path: Schema.String,
+  message: Schema.String
+}) {}
+
+type Item = Readonly<Record<string, unknown>>
+
+export interface SessionStoreShape {
+  readonly sessionId: string
+  readonly path: string
+  /** What opening the session had to tell the user (recovery, set-aside lines), in order. */
+  readonly notices: ReadonlyArray<string>
+  /** The model's context from completed turns only, in file order. */
+  readonly context: Effect.Effect<ReadonlyArray<Item>>
+  /** The records committed so far, including those read on open. */
+  readonly records: Effect.Effect<ReadonlyArray<SessionRecord>>
+  /** Writes and fsyncs one record; only then does the in-memory state advance. */
+  readonly append: (record: SessionRecord) => Effect.Effect<void, SessionWriteError>
+}
+
+export interface SessionOptions {
+  /** The user's home directory; sessions live in `<home>/.mino/sessions`. */
+  readonly home: string
+  /** A fixed session name (the demo uses `demo`); otherwise the newest conversation, or a new one. */
+  readonly sessionId?: string
+  /** Strings that must never reach the file (the API key); replaced by `[redacted]`. */
+  readonly secrets?: ReadonlyArray<string>
+}
+
+export class SessionStore extends Context.Tag("mino/SessionStore")<SessionStore, SessionStoreShape>() {
+  static readonly layer = (options: SessionOptions) => Layer.scoped(SessionStore, open(options))
+}
+
+const CONVERSATION = /^\d{8}-\d{6}-[0-9a-f]{8}\.jsonl$/
+
+const open = (options: SessionOptions) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const dir = Path.join(options.home, ".mino", "sessions")
+    const openError = (path: string) => (error: PlatformError) =>
+      new SessionOpenError({ path, message: `cannot open the session at ${path}: ${describe(error)}` })
+
+    yield* ensureDirectory(fs, Path.join(options.home, ".mino")).pipe(Effect.mapError(openError(dir)))
+    yield* ensureDirectory(fs, dir).pipe(Effect.mapError(openError(dir)))
+    const sessionId = options.sessionId ?? (yield* newestConversation(fs, dir).pipe(Effect.mapError(openError(dir))))
+    const path = Path.join(dir, `${sessionId}.jsonl`)
+
+    yield* SessionLock.acquire(path).pipe(
+      Effect.mapError((error) =>
+        error._tag === "Busy"
+          ? new SessionBusy({ path, message: `the session is busy: another mino process is using ${path}` })
+          : new SessionOpenError({ path, message: `cannot lock the session ${path}: ${error.message}` })
+      )
+    )
+
+    const existed = yield* fs.exists(path).pipe(Effect.mapError(openError(path)))
+    const read = existed ? yield* readRecords(fs, path).pipe(Effect.mapError(openError(path))) : emptyRead
+    const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+    const notices: Array<string> = []
+    if (read.rejected.length > 0) {
+      const aside = yield* setAside(fs, path, read, now).pipe(Effect.mapError(openError(path)))
+      notices.push(
+        `Set aside ${read.rejected.length} unreadable line(s) of the session file (a write cut short by a crash) in ${aside}; every complete record was kept.`
+      )
+    }
+
+    const file = yield* fs.open(path, { flag: "a", mode: 0o600 }).pipe(Effect.mapError(openError(path)))
+    yield* fs.chmod(path, 0o600).pipe(Effect.mapError(openError(path)))
+    if (!existed) yield* syncDirectory(fs, dir).pipe(Effect.mapError(openError(dir)))
+
+    const state = yield* Ref.make(replay(read.records))
+    // The length of the committed prefix of the file, so a failed append can be taken back.
+    const committedSize = yield* Ref.make((yield* file.stat.pipe(Effect.mapError(openError(path)))).size)
+    const broken = yield* Ref.make<Option.Option<SessionWriteError>>(Option.none())
+    const secrets = (options.secrets ?? []).filter((secret) => secret.length > 0)
+
+    const append = Effect.fn("SessionStore.append")(function*(record: SessionRecord) {
+      const failure = yield* Ref.get(broken)
+      if (Option.isSome(failure)) return yield* failure.value
+      const stamped = { ...record, time: record.time ?? new Date(yield* Clock.currentTimeMillis).toISOString() }
+      const line = new TextEncoder().encode(redact(JSON.stringify(stamped), secrets) + "\n")
+      const size = yield* Ref.get(committedSize)
+      yield* file.writeAll(line).pipe(
+        Effect.zipRight(file.sync),
+        // Best effort: take back a partial line so the file ends on a committed record.
+        Effect.tapError(() => Effect.ignore(Effect.zipRight(file.truncate(size), file.sync))),
+        Effect.mapError((error) =>
+          new SessionWriteError({ path, message: `cannot save the session to ${path}: ${describe(error)}` })
+        ),
+        Effect.tapError((error) => Ref.set(broken, Option.some(error)))
+      )
+      yield* Ref.set(committedSize, FileSystem.Size(BigInt(size) + BigInt(line.byteLength)))
+      yield* Ref.update(state, (current) => advance(current, stamped))
+    })
+
+    const closing = closeOpenTurns(read.records, now)
+    for (const record of closing) yield* append(record).pipe(Effect.mapError((e) => new SessionOpenError({ path: e.path, message: e.message })))
+    if (closing.some((record) => record.type === "turn_end")) notices.push(INTERRUPTED_NOTICE)
+
+    return SessionStore.of({
+      sessionId,
+      path,
+      notices,
+      context: Effect.map(Ref.get(state), (s) => s.context),
+      records: Effect.map(Ref.get(state), (s) => s.records),
+      append
+    })
+  })
+
+// ---------------------------------------------------------------------------
+// In-memory state: what replay sees. Items of an open turn wait in `pending`
+// and join `context` only when the turn ends `completed`.
+
+interface State {
+  readonly records: ReadonlyArray<SessionRecord>
+  readonly context: ReadonlyArray<Item>
+  readonly pending: ReadonlyMap<string, ReadonlyArray<Item>>
+}
+
+const replay = (records: ReadonlyArray<SessionRecord>): State => {
+  const context: Array<Item> = []
+  const pending = new Map<string, Array<Item>>()
+  for (const record of records) {
+    if (record.type === "turn_end") {
+      if (record.status === "completed") context.push(...(pending.get(record.turn_id) ?? []))
+      pending.delete(record.turn_id)
+    } else {
+      const items = pending.get(record.turn_id) ?? []
+      items.push(...contextItems(record))
+      pending.set(record.turn_id, items)
+    }
+  }
+  return { records, context, pending }
+}
+
+const advance = (state: State, record: SessionRecord): State => {
+  const pending = new Map(state.pending)
+  const turn = pending.get(record.turn_id) ?? []
+  let context = state.context
+  if (record.type === "turn_end") {
+    if (record.status === "completed") context = [...context, ...turn]
+    pending.delete(record.turn_id)
+  } else {
+    pending.set(record.turn_id, [...turn, ...contextItems(record)])
+  }
+  return { records: [...state.records, record], context, pending }
+}
+
+// ---------------------------------------------------------------------------
+// Reading the file: complete lines are records; a final line without its
+// newline was never committed (the write was cut short) and is set aside, as is
+// any line that does not parse.
+
+interface ReadResult {
+  readonly records: ReadonlyArray<SessionRecord>
+  /** The raw text of every line kept, in order (unknown record types included). */
+  readonly kept: ReadonlyArray<string>
+  readonly rejected: ReadonlyArray<string>
+}
+
+const emptyRead: ReadResult = { records: [], kept: [], rejected: [] }
+
+const decodeRecord = Schema.decodeUnknownEither(SessionRecord)
+const decodeKnown = Schema.decodeUnknownEither(KnownLine)
+
+const readRecords = (fs: FileSystem.FileSystem, path: string) =>
+  Effect.map(fs.readFileString(path), (text): ReadResult => {
+    const records: Array<SessionRecord> = []
+    const kept: Array<string> = []
+    const rejected: Array<string> = []
+    const lines = text.split("\n")
+    const tail = lines.pop() ?? ""
+    if (tail.length > 0) rejected.push(tail)
+    for (const line of lines) {
+      if (line.length === 0) continue
+      const json = parseJson(line)
+      if (json === undefined || Either.isLeft(decodeKnown(json))) {
+        rejected.push(line)
+        continue
+      }
+      kept.push(line)
+      const record = decodeRecord(json)
+      if (Either.isRight(record)) records.push(record.right)
+    }
+    return { records, kept, rejected }
+  })
+
+const parseJson = (line: string): unknown => {
+  try {
+    return JSON.parse(line)
+  } catch {
+    return undefined
+  }
+}
+
+/** Moves unreadable lines to a side file, then atomically rewrites the session with the rest. */
+const setAside = (fs: FileSystem.FileSystem, path: string, read: ReadResult, now: string) =>
+  Effect.gen(function*() {
+    const aside = `${path}.set-aside-${now.replace(/[:.]/g, "-")}`
+    yield* writeDurably(fs, aside, read.rejected.join("\n") + "\n")
+    const temporary = `${path}.rewrite`
+    yield* writeDurably(fs, temporary, read.kept.map((line) => line + "\n").join(""))
+    yield* fs.rename(temporary, path)
+    yield* syncDirectory(fs, Path.dirname(path))
+    return aside
+  })
+
+const writeDurably = (fs: FileSystem.FileSystem, path: string, text: string) =>
+  Effect.scoped(Effect.gen(function*() {
+    const file = yield* fs.open(path, { flag: "w", mode: 0o600 })
+    yield* file.writeAll(new TextEncoder().encode(text))
+    yield* file.sync
+  }))
+
+// ---------------------------------------------------------------------------
+
+const ensureDirectory = (fs: FileSystem.FileSystem, dir: string) =>
+  Effect.gen(function*() {
+    if (yield* fs.exists(dir)) return
+    yield* fs.makeDirectory(dir, { recursive: true, mode: 0o700 })
+    yield* syncDirectory(fs, Path.dirname(dir))
+  })
+
+const syncDirectory = (fs: FileSystem.FileSystem, dir: string): Effect.Effect<void, PlatformError> =>
+  Effect.scoped(Effect.flatMap(fs.open(dir, { flag: "r" }), (handle) => handle.sync))
+
+/** The newest conversation's id, or a new one named by its creation time. */
+const newestConversation = (fs: FileSystem.FileSystem, dir: string) =>
+  Effect.gen(function*() {
+    const names = (yield* fs.readDirectory(dir)).filter((name) => CONVERSATION.test(name)).sort()
+    const newest = names.at(-1)
+    if (newest !== undefined) return newest.slice(0, -".jsonl".length)
+    const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+    const stamp = now.slice(0, 19).replace(/-|:/g, "").replace("T", "-")
+    const random = Array.from(crypto.getRandomValues(new Uint8Array(4)), (b) => b.toString(16).padStart(2, "0"))
+    return `${stamp}-${random.join("")}`
+  })
+
+const redact = (text: string, secrets: ReadonlyArray<string>): string =>
+  secrets.reduce((current, secret) => current.split(secret).join("[redacted]"), text)
+
+/** One line for the user: the errno when the platform only says "Unknown". */
+export const describe = (error: PlatformError): string => {
+  const cause = error._tag === "SystemError" ? error.cause : undefined
+  const code = typeof cause === "object" && cause !== null && "code" in cause ? String(cause.code) : undefined
+  const detail = typeof cause === "object" && cause !== null && "message" in cause ? String(cause.message) : undefined
+  return code !== undefined ? `${code}${detail !== undefined ? ` (${detail})` : ""}` : error.message
+}

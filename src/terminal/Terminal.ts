@@ -1,0 +1,125 @@
+/**
+ * The one input stream and the screen. Chat questions and approval answers are
+ * read from the same queue of lines, so an answer is consumed as a decision and
+ * never becomes the next question. The input is read in the terminal's cooked
+ * mode: the kernel echoes and edits the line, Ctrl+D at an empty line ends
+ * input, and Ctrl+C reaches Mino as SIGINT.
+ */
+import * as readline from "node:readline"
+import type { Readable, Writable } from "node:stream"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Ref from "effect/Ref"
+import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
+
+export interface TerminalShape {
+  /** Standard input is a terminal: only then can anything be approved. */
+  readonly interactive: boolean
+  /** Colour and spinners: the output is a terminal and `NO_COLOR` is unset. */
+  readonly decorated: boolean
+  /** Shows `prompt` and reads one line; `None` at end of input. */
+  readonly readLine: (prompt: string) => Effect.Effect<Option.Option<string>>
+  /** Writes text as it is: callers escape what they did not write themselves. */
+  readonly write: (text: string) => Effect.Effect<void>
+  /** Shows `label` with elapsed seconds until the scope closes (only when decorated). */
+  readonly spinner: (label: string) => Effect.Effect<void, never, Scope.Scope>
+  /** Wraps text in an SGR style when decorated. */
+  readonly style: (style: Style, text: string) => string
+}
+
+export type Style = "bold" | "dim" | "cyan" | "yellow" | "red" | "green"
+const SGR: Readonly<Record<Style, string>> = { bold: "1", dim: "2", cyan: "36", yellow: "33", red: "31", green: "32" }
+
+export interface TerminalOptions {
+  readonly input: Readable
+  readonly output: Writable
+  readonly interactive: boolean
+  readonly decorated: boolean
+  /** Strings that must never reach the screen (the API key); replaced by `[redacted]`. */
+  readonly secrets?: ReadonlyArray<string>
+}
+
+export class Terminal extends Context.Tag("mino/Terminal")<Terminal, TerminalShape>() {
+  static readonly make = (options: TerminalOptions) => make(options)
+
+  /** The process's standard input and output. */
+  static readonly layer = (secrets: ReadonlyArray<string>) =>
+    Layer.scoped(
+      Terminal,
+      make({
+        input: process.stdin,
+        output: process.stdout,
+        interactive: process.stdin.isTTY === true,
+        decorated: process.stdout.isTTY === true && (process.env["NO_COLOR"] ?? "") === "",
+        secrets
+      })
+    )
+
+  /** Given streams, e.g. pipes in tests. */
+  static readonly layerStreams = (options: TerminalOptions) => Layer.scoped(Terminal, make(options))
+}
+
+const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
+
+const make = (options: TerminalOptions) =>
+  Effect.gen(function*() {
+    const lines = yield* Queue.unbounded<Option.Option<string>>()
+    const ended = yield* Ref.make(false)
+    const reader = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const rl = readline.createInterface({ input: options.input, terminal: false, crlfDelay: Infinity })
+        rl.on("line", (line) => Queue.unsafeOffer(lines, Option.some(line)))
+        rl.on("close", () => Queue.unsafeOffer(lines, Option.none()))
+        return rl
+      }),
+      (rl) => Effect.sync(() => rl.close())
+    )
+    void reader
+    const secrets = (options.secrets ?? []).filter((secret) => secret.length > 0)
+    const redact = (text: string) => secrets.reduce((current, secret) => current.split(secret).join("[redacted]"), text)
+
+    const write = (text: string) =>
+      Effect.async<void>((resume) => {
+        // Respect back-pressure so a flood of output cannot pile up in memory.
+        if (options.output.write(redact(text))) resume(Effect.void)
+        else options.output.once("drain", () => resume(Effect.void))
+      })
+
+    const readLine = (prompt: string) =>
+      Effect.gen(function*() {
+        if (yield* Ref.get(ended)) return Option.none<string>()
+        yield* write(prompt)
+        const line = yield* Queue.take(lines)
+        if (Option.isNone(line)) {
+          yield* Ref.set(ended, true)
+          yield* write("\n")
+        } else if (!options.interactive) {
+          // Piped input is not echoed by a terminal: show it so the transcript reads as typed.
+          yield* write(line.value + "\n")
+        }
+        return line
+      })
+
+    const style = (name: Style, text: string) => options.decorated ? `\u001b[${SGR[name]}m${text}\u001b[0m` : text
+
+    const spinner = (label: string) =>
+      options.decorated
+        ? Effect.gen(function*() {
+          const started = Date.now()
+          let frame = 0
+          const draw = Effect.suspend(() =>
+            write(`\r${style("dim", `${FRAMES[frame++ % FRAMES.length]} ${label} ${Math.floor((Date.now() - started) / 1000)}s`)}\u001b[K`)
+          )
+          const fiber = yield* Effect.forkDaemon(Effect.repeat(draw, Schedule.spaced(Duration.millis(100))))
+          yield* Effect.addFinalizer(() => Effect.zipRight(Fiber.interrupt(fiber), write("\r\u001b[K")))
+        })
+        : Effect.void
+
+    return Terminal.of({ interactive: options.interactive, decorated: options.decorated, readLine, write, spinner, style })
+  })

@@ -1,0 +1,247 @@
+/**
+ * Runs one approved command: `/bin/bash --noprofile --norc -c <command>` in its
+ * own process group, with exactly the given environment, stdin from /dev/null,
+ * and stdout and stderr captured into one bounded buffer.
+ *
+ * Built on `child_process.spawn` rather than `@effect/platform`'s Command, which
+ * stops a child without SIGKILL, waits for it without limit and leaves its
+ * background children running. Here every way out kills the whole group:
+ *
+ * - output overflow: keep the first `outputLimitBytes`, mark `truncated`, SIGKILL;
+ * - timeout: SIGKILL, `timed_out`, and the output says so;
+ * - bash exits: SIGKILL whatever is left of its group, then wait at most
+ *   `PIPE_DRAIN_MS` for descendants that left the group but hold the pipes;
+ * - interruption or scope close: SIGKILL.
+ *
+ * A descendant that leaves the group (`setsid`) can still escape; only the
+ * wait for its output is bounded.
+ */
+import { spawn, type ChildProcess } from "node:child_process"
+import * as fs from "node:fs"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import type { ToolResult } from "../ToolResult.js"
+
+/** Exactly what runs: the command and every input it runs with. */
+export interface BashOperation {
+  readonly command: string
+  /** The startup directory; every invocation starts here. */
+  readonly cwd: string
+  /** The complete child environment; nothing is inherited. */
+  readonly env: Readonly<Record<string, string>>
+  readonly timeoutMs: number
+  /** One limit shared by stdout and stderr. */
+  readonly outputLimitBytes: number
+}
+
+export const DEFAULT_TIMEOUT_MS = 30_000
+export const DEFAULT_OUTPUT_LIMIT_BYTES = 64 * 1024
+/** After bash exits, the longest wait for descendants that still hold its output pipes. */
+export const PIPE_DRAIN_MS = 250
+/** After a SIGKILL on interruption, the longest wait for bash to be reaped. */
+const KILL_WAIT_MS = 1_000
+
+/** `30000` → `"30 s"`, `300` → `"0.3 s"`. */
+export const formatDuration = (ms: number): string => `${Number((ms / 1000).toFixed(3))} s`
+
+/** `65536` → `"64 KiB"`; sizes that are not whole KiB stay in bytes. */
+export const formatBytes = (bytes: number): string =>
+  bytes >= 1024 && bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`
+
+export class BashRunner extends Context.Tag("mino/BashRunner")<
+  BashRunner,
+  {
+    /** Runs the operation to its end; the process group never outlives the scope. */
+    readonly run: (operation: BashOperation) => Effect.Effect<ToolResult, never, Scope.Scope>
+  }
+>() {
+  static readonly layer: Layer.Layer<BashRunner> = Layer.sync(BashRunner, () =>
+    BashRunner.of({ run: (operation) => run(operation) })
+  )
+}
+
+const run = Effect.fn("BashRunner.run")(function* (operation: BashOperation) {
+  const done = yield* Deferred.make<ToolResult>()
+  const exited = yield* Deferred.make<void>()
+  const execution = yield* Effect.acquireRelease(
+    Effect.sync(() => start(operation, done, exited)),
+    (execution) => execution.stop
+  )
+  // Interruption (Ctrl+C) kills at once rather than when the caller's scope closes.
+  return yield* Deferred.await(done).pipe(Effect.onInterrupt(() => execution.stop))
+})
+
+interface Execution {
+  /** Kills the group unless bash has been reaped, releases timers and pipes; idempotent. */
+  readonly stop: Effect.Effect<void>
+}
+
+const killGroup = (pid: number): void => {
+  try {
+    process.kill(-pid, "SIGKILL")
+  } catch {
+    // ESRCH: the group is already gone. Nothing else can be done about other errors.
+  }
+}
+
+const withNote = (output: string, note: string): string =>
+  output === "" || output.endsWith("\n") ? `${output}${note}` : `${output}\n${note}`
+
+const isDirectory = (path: string): boolean => {
+  try {
+    return fs.statSync(path).isDirectory()
+  } catch {
+    return false
+  }
+}
+
+const spawnFailure = (operation: BashOperation, error: unknown): ToolResult => {
+  const reason = !isDirectory(operation.cwd)
+    ? `the working directory ${operation.cwd} does not exist or is not a directory`
+    : error instanceof Error
+      ? error.message
+      : String(error)
+  return { status: "failed", output: `Could not start /bin/bash: ${reason}` }
+}
+
+/** Spawns bash and wires its events; the outcome arrives in `done`, bash's reaping in `exited`. */
+const start = (
+  operation: BashOperation,
+  done: Deferred.Deferred<ToolResult>,
+  exited: Deferred.Deferred<void>
+): Execution => {
+  const chunks: Array<Buffer> = []
+  let captured = 0
+  let truncated = false
+  let timedOut = false
+  // Once bash is reaped its pid may be reused, so its group is signalled only once more, at exit.
+  let reaped = false
+  let stopped = false
+  let openPipes = 0
+  let exitCode: number | null = null
+  let exitSignal: NodeJS.Signals | null = null
+  let timeoutTimer: NodeJS.Timeout | undefined
+  let drainTimer: NodeJS.Timeout | undefined
+  let child: ChildProcess | undefined
+
+  const release = (): void => {
+    stopped = true
+    clearTimeout(timeoutTimer)
+    clearTimeout(drainTimer)
+    child?.stdout?.destroy()
+    child?.stderr?.destroy()
+  }
+
+  const settle = (result: ToolResult): void => {
+    if (stopped) return
+    release()
+    Deferred.unsafeDone(done, Exit.succeed(result))
+  }
+
+  const finish = (): void => {
+    if (stopped) return
+    const output = Buffer.concat(chunks).toString("utf8")
+    const flags = truncated ? { truncated: true } : {}
+    if (timedOut) {
+      settle({
+        status: "failed",
+        output: withNote(output, `[timed out after ${formatDuration(operation.timeoutMs)}; process group killed]`),
+        timed_out: true,
+        ...flags
+      })
+    } else if (exitCode !== null) {
+      settle({ status: exitCode === 0 ? "completed" : "failed", output, exit_code: exitCode, ...flags })
+    } else if (truncated) {
+      // Killed by Mino for overflowing: the output stays within the limit; `truncated` says why.
+      settle({ status: "failed", output, truncated: true })
+    } else {
+      settle({ status: "failed", output: withNote(output, `[terminated by signal ${exitSignal ?? "unknown"}]`) })
+    }
+  }
+
+  try {
+    child = spawn("/bin/bash", ["--noprofile", "--norc", "-c", operation.command], {
+      cwd: operation.cwd,
+      env: { ...operation.env },
+      stdio: ["ignore", "pipe", "pipe"],
+      // A new process group (and session) led by bash, so one signal reaches all of it.
+      detached: true
+    })
+  } catch (error) {
+    // Invalid arguments (a NUL in the environment, say) throw instead of emitting "error".
+    settle(spawnFailure(operation, error))
+    Deferred.unsafeDone(exited, Exit.void)
+    return { stop: Effect.void }
+  }
+
+  // Without a pid the spawn failed; "error" follows on the next tick.
+  const pid = child.pid
+
+  const onData = (chunk: Buffer): void => {
+    if (truncated || stopped) return
+    const room = operation.outputLimitBytes - captured
+    if (chunk.length <= room) {
+      chunks.push(chunk)
+      captured += chunk.length
+      return
+    }
+    chunks.push(chunk.subarray(0, room))
+    captured += room
+    truncated = true
+    if (pid !== undefined && !reaped) killGroup(pid)
+  }
+
+  const onPipeClosed = (): void => {
+    openPipes -= 1
+    if (reaped && openPipes === 0) finish()
+  }
+
+  for (const stream of [child.stdout, child.stderr]) {
+    if (stream === null) continue
+    openPipes += 1
+    stream.on("data", onData)
+    stream.on("close", onPipeClosed)
+    stream.on("error", () => {}) // a pipe error ends the capture; "close" follows
+  }
+
+  child.on("error", (error) => {
+    // After a successful spawn, "error" only reports a failed kill or send; neither is used here.
+    if (pid !== undefined) return
+    settle(spawnFailure(operation, error))
+    Deferred.unsafeDone(exited, Exit.void)
+  })
+
+  child.on("exit", (code, signal) => {
+    reaped = true
+    exitCode = code
+    exitSignal = signal
+    Deferred.unsafeDone(exited, Exit.void)
+    if (stopped) return
+    clearTimeout(timeoutTimer)
+    // Background jobs still in the group die with bash.
+    if (pid !== undefined) killGroup(pid)
+    if (openPipes === 0) finish()
+    else drainTimer = setTimeout(finish, PIPE_DRAIN_MS)
+  })
+
+  if (pid !== undefined) {
+    timeoutTimer = setTimeout(() => {
+      timedOut = true
+      killGroup(pid)
+    }, operation.timeoutMs)
+  }
+
+  return {
+    stop: Effect.suspend(() => {
+      if (stopped) return Effect.void
+      const running = pid !== undefined && !reaped
+      if (running) killGroup(pid)
+      release()
+      return running ? Effect.ignore(Effect.timeout(Deferred.await(exited), KILL_WAIT_MS)) : Effect.void
+    })
+  }
+}

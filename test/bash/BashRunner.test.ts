@@ -1,0 +1,268 @@
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import { type BashOperation, BashRunner, PIPE_DRAIN_MS } from "../../src/tools/bash/BashRunner.js"
+import * as ChildEnvironment from "../../src/tools/bash/ChildEnvironment.js"
+
+const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mino-bash-runner-")))
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
+
+const operation = (command: string, overrides: Partial<BashOperation> = {}): BashOperation => ({
+  command,
+  cwd: dir,
+  env: ChildEnvironment.make({ parentEnv: process.env, cwd: dir, secrets: [] }),
+  timeoutMs: 10_000,
+  outputLimitBytes: 65_536,
+  ...overrides
+})
+
+const run = (op: BashOperation) =>
+  Effect.scoped(Effect.flatMap(BashRunner, (runner) => runner.run(op))).pipe(Effect.provide(BashRunner.layer))
+
+const timed = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  Effect.gen(function* () {
+    const startedAt = Date.now()
+    const value = yield* self
+    return { value, elapsedMs: Date.now() - startedAt }
+  })
+
+const firstLinePid = (output: string): number => {
+  const pid = Number(output.split("\n")[0])
+  expect(Number.isInteger(pid) && pid > 1).toBe(true)
+  return pid
+}
+
+// `/proc/<pid>/stat` is "pid (comm) state ppid pgrp ..."; comm may hold spaces.
+const statFields = (pid: string | number): ReadonlyArray<string> | undefined => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  } catch {
+    return undefined
+  }
+}
+
+const isRunning = (fields: ReadonlyArray<string> | undefined): boolean =>
+  fields !== undefined && fields[0] !== "Z" && fields[0] !== "X"
+
+/**
+ * A group is gone when `kill(-pgid, 0)` says ESRCH. Where PID 1 does not reap
+ * orphans (some containers), killed members linger as zombies and keep the
+ * group "present", so zombies are then discounted by reading /proc.
+ */
+const groupIsGone = (pgid: number): boolean => {
+  try {
+    process.kill(-pgid, 0)
+  } catch (error) {
+    if (error instanceof Error && "code" in error && error.code === "ESRCH") return true
+  }
+  if (!fs.existsSync("/proc")) return false
+  return fs
+    .readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .every((pid) => {
+      const fields = statFields(pid)
+      return !(isRunning(fields) && fields?.[2] === String(pgid))
+    })
+}
+
+const processIsGone = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+  } catch {
+    return true
+  }
+  return fs.existsSync("/proc") && !isRunning(statFields(pid))
+}
+
+/** Polls `check` until it holds or `withinMs` passes; SIGKILL delivery is asynchronous. */
+const eventually = (check: () => boolean, withinMs = 2_000) =>
+  Effect.gen(function* () {
+    const deadline = Date.now() + withinMs
+    while (!check()) {
+      if (Date.now() > deadline) return false
+      yield* Effect.sleep("20 millis")
+    }
+    return true
+  })
+
+describe("BashRunner", () => {
+  it.live("exit code 0 is completed, with the output", () =>
+    Effect.gen(function* () {
+      const result = yield* run(operation("echo hello"))
+      expect(result).toEqual({ status: "completed", output: "hello\n", exit_code: 0 })
+    })
+  )
+
+  it.live("a nonzero exit code is failed, with the exit code", () =>
+    Effect.gen(function* () {
+      const result = yield* run(operation("echo oops; exit 3"))
+      expect(result.status).toBe("failed")
+      expect(result.exit_code).toBe(3)
+      expect(result.output).toBe("oops\n")
+      expect(result.truncated).toBeUndefined()
+    })
+  )
+
+  it.live("stderr is captured in the same output as stdout", () =>
+    Effect.gen(function* () {
+      const result = yield* run(operation("echo to-stdout; echo to-stderr >&2; exit 1"))
+      expect(result.output).toContain("to-stdout\n")
+      expect(result.output).toContain("to-stderr\n")
+      expect(result.exit_code).toBe(1)
+    })
+  )
+
+  it.live("runs in the given directory with exactly the given environment", () =>
+    Effect.gen(function* () {
+      const result = yield* run(
+        operation("pwd; env", { env: { PATH: "/usr/bin:/bin", MINO_GIVEN: "yes", PWD: dir } })
+      )
+      const [pwd, ...lines] = result.output.trimEnd().split("\n")
+      expect(pwd).toBe(dir)
+      const names = lines.map((line) => line.slice(0, line.indexOf("=")))
+      expect(lines).toContain("MINO_GIVEN=yes")
+      // bash itself adds SHLVL and _; nothing else may appear.
+      expect(names.filter((name) => !["PATH", "MINO_GIVEN", "PWD", "SHLVL", "_"].includes(name))).toEqual([])
+    })
+  )
+
+  it.live("stdin is /dev/null, so a command reading it does not wait", () =>
+    Effect.gen(function* () {
+      const result = yield* run(operation("cat; echo \"read done: $?\""))
+      expect(result).toEqual({ status: "completed", output: "read done: 0\n", exit_code: 0 })
+    })
+  )
+
+  it.live("output is decoded as UTF-8, invalid bytes as replacement characters", () =>
+    Effect.gen(function* () {
+      const result = yield* run(operation("printf '\\xe2\\x82\\xac \\xff'"))
+      expect(result.output).toBe("€ \ufffd")
+    })
+  )
+
+  it.live("output of exactly the limit is complete, one byte more is truncated", () =>
+    Effect.gen(function* () {
+      const exact = yield* run(operation("printf 0123456789", { outputLimitBytes: 10 }))
+      expect(exact).toEqual({ status: "completed", output: "0123456789", exit_code: 0 })
+      const over = yield* run(operation("printf 0123456789A", { outputLimitBytes: 10 }))
+      expect(over.output).toBe("0123456789")
+      expect(over.truncated).toBe(true)
+    })
+  )
+
+  it.live("overflow keeps the first 64 KiB, marks truncated and kills the process group", () =>
+    Effect.gen(function* () {
+      const { elapsedMs, value: result } = yield* timed(run(operation("echo $$; yes")))
+      expect(result.truncated).toBe(true)
+      expect(result.status).toBe("failed")
+      expect(result.exit_code).toBeUndefined()
+      expect(Buffer.byteLength(result.output)).toBe(65_536)
+      expect(result.output.split("\n")[1]).toBe("y")
+      expect(elapsedMs).toBeLessThan(5_000)
+      const pgid = firstLinePid(result.output)
+      expect(yield* eventually(() => groupIsGone(pgid))).toBe(true)
+    })
+  )
+
+  it.live("a timeout kills the process group; the result is failed and says it timed out", () =>
+    Effect.gen(function* () {
+      const { elapsedMs, value: result } = yield* timed(
+        run(operation("echo $$; sleep 30", { timeoutMs: 300 }))
+      )
+      expect(result.status).toBe("failed")
+      expect(result.timed_out).toBe(true)
+      expect(result.exit_code).toBeUndefined()
+      expect(result.output).toMatch(/\n\[timed out after 0\.3 s; process group killed\]$/)
+      expect(elapsedMs).toBeLessThan(5_000)
+      const pgid = firstLinePid(result.output)
+      expect(yield* eventually(() => groupIsGone(pgid))).toBe(true)
+    })
+  )
+
+  it.live("a command that ignores SIGTERM still dies on timeout", () =>
+    Effect.gen(function* () {
+      const { elapsedMs, value: result } = yield* timed(
+        run(operation("trap '' TERM; echo $$; sleep 30; sleep 30", { timeoutMs: 300 }))
+      )
+      expect(result.status).toBe("failed")
+      expect(result.timed_out).toBe(true)
+      expect(elapsedMs).toBeLessThan(5_000)
+      const pgid = firstLinePid(result.output)
+      expect(yield* eventually(() => groupIsGone(pgid))).toBe(true)
+    })
+  )
+
+  it.live("a background child holding the pipes does not delay the result and is killed afterwards", () =>
+    Effect.gen(function* () {
+      const { elapsedMs, value: result } = yield* timed(run(operation("echo $$; sleep 30 & echo $!; exit 0")))
+      expect(result.status).toBe("completed")
+      expect(result.exit_code).toBe(0)
+      expect(elapsedMs).toBeLessThan(5_000)
+      const [pgid, sleepPid] = result.output.trimEnd().split("\n").map(Number)
+      expect(yield* eventually(() => processIsGone(sleepPid ?? 0))).toBe(true)
+      expect(yield* eventually(() => groupIsGone(pgid ?? 0))).toBe(true)
+    })
+  )
+
+  it.scopedLive("a child that left the group holds the pipes for at most the drain bound", () =>
+    Effect.gen(function* () {
+      // setsid puts sleep beyond the group kill: Mino cannot stop it, only stop waiting for it.
+      // bash waits until the child has really left its group, so the exit-time kill cannot race it.
+      const command = "setsid sleep 30 & p=$!; while [ \"$(ps -o pgid= -p $p | tr -d ' ')\" = $$ ]; do sleep 0.01; done; echo $p"
+      const { elapsedMs, value: result } = yield* timed(run(operation(command)))
+      const escaped = firstLinePid(result.output)
+      yield* Effect.addFinalizer(() => Effect.sync(() => process.kill(escaped, "SIGKILL")))
+      expect(result).toEqual({ status: "completed", output: `${escaped}\n`, exit_code: 0 })
+      expect(processIsGone(escaped)).toBe(false)
+      expect(elapsedMs).toBeGreaterThanOrEqual(PIPE_DRAIN_MS - 50)
+      expect(elapsedMs).toBeLessThan(5_000)
+    })
+  )
+
+  it.live("killed by a signal is failed without an exit code, and the output names the signal", () =>
+    Effect.gen(function* () {
+      const result = yield* run(operation("echo before; kill -TERM $$"))
+      expect(result.status).toBe("failed")
+      expect(result.exit_code).toBeUndefined()
+      expect(result.output).toBe("before\n[terminated by signal SIGTERM]")
+    })
+  )
+
+  it.live("a missing working directory is a failed result that says so", () =>
+    Effect.gen(function* () {
+      const missing = path.join(dir, "does-not-exist")
+      const result = yield* run(operation("echo never", { cwd: missing }))
+      expect(result.status).toBe("failed")
+      expect(result.exit_code).toBeUndefined()
+      expect(result.output).toContain(missing)
+      expect(result.output).toContain("does not exist")
+    })
+  )
+
+  it.live("an environment the OS cannot take is a failed result, not a crash", () =>
+    Effect.gen(function* () {
+      const result = yield* run(operation("echo never", { env: { BROKEN: "a\u0000b" } }))
+      expect(result.status).toBe("failed")
+      expect(result.output).toMatch(/^Could not start \/bin\/bash: /)
+    })
+  )
+
+  it.live("interrupting the running fiber kills the process group", () =>
+    Effect.gen(function* () {
+      const pidFile = path.join(dir, "interrupt.pid")
+      const fiber = yield* Effect.fork(run(operation(`echo $$ > ${pidFile}; sleep 30 & sleep 30`)))
+      expect(yield* eventually(() => fs.existsSync(pidFile) && fs.readFileSync(pidFile, "utf8").endsWith("\n"))).toBe(
+        true
+      )
+      const pgid = Number(fs.readFileSync(pidFile, "utf8"))
+      expect(groupIsGone(pgid)).toBe(false)
+      const { elapsedMs } = yield* timed(Fiber.interrupt(fiber))
+      expect(elapsedMs).toBeLessThan(5_000)
+      expect(yield* eventually(() => groupIsGone(pgid))).toBe(true)
+    })
+  )
+})

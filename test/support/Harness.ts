@@ -1,0 +1,91 @@
+/**
+ * Shared test wiring: temporary homes and working directories, the session file
+ * as parsed lines, a scripted loopback model, and the Agent composed from real
+ * layers with the parts under test swapped.
+ */
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import type * as FileSystem from "@effect/platform/FileSystem"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
+import type * as Scope from "effect/Scope"
+import { Agent } from "../../src/agent/Agent.js"
+import type { AgentEvent } from "../../src/agent/AgentEvent.js"
+import { Approver } from "../../src/approval/Approver.js"
+import { ModelClient } from "../../src/model/ModelClient.js"
+import * as ResponsesServer from "../../src/model/ResponsesServer.js"
+import { SessionStore } from "../../src/session/SessionStore.js"
+import type { AnyTool, ToolDisplay } from "../../src/tools/Tool.js"
+import { ToolRegistry } from "../../src/tools/ToolRegistry.js"
+
+export const API_KEY = "sk-test-7f3a9c1e5b2d4f6a8c0e"
+
+export const tempDir = (prefix: string): string => Fs.mkdtempSync(Path.join(Os.tmpdir(), `mino-${prefix}-`))
+
+/** Every line of the (single) session file under `home`, parsed; [] when there is none. */
+export const sessionLines = (home: string): Array<Record<string, unknown>> => {
+  const file = sessionFile(home)
+  if (file === undefined) return []
+  return Fs.readFileSync(file, "utf8").split("\n").filter((line) => line.length > 0).map((line) => JSON.parse(line) as Record<string, unknown>)
+}
+
+export const sessionFile = (home: string): string | undefined => {
+  const dir = Path.join(home, ".mino", "sessions")
+  if (!Fs.existsSync(dir)) return undefined
+  const name = Fs.readdirSync(dir).filter((entry) => entry.endsWith(".jsonl")).sort().at(-1)
+  return name === undefined ? undefined : Path.join(dir, name)
+}
+
+export const types = (lines: ReadonlyArray<Record<string, unknown>>): Array<unknown> => lines.map((line) => line["type"])
+
+/** A loopback model that answers requests in order from `replies` (the last one repeats). */
+export const scriptedModel = (replies: ReadonlyArray<ResponsesServer.Reply | ((request: ResponsesServer.Request) => Effect.Effect<ResponsesServer.Reply>)>) =>
+  Effect.gen(function*() {
+    const next = yield* Ref.make(0)
+    return yield* ResponsesServer.make((request) =>
+      Effect.flatMap(Ref.getAndUpdate(next, (n) => n + 1), (n) => {
+        const reply = replies[Math.min(n, replies.length - 1)]
+        if (reply === undefined) return Effect.succeed(ResponsesServer.httpError(500, "no reply scripted"))
+        return typeof reply === "function" ? reply(request) : Effect.succeed(reply)
+      })
+    )
+  })
+
+export interface AgentSetup {
+  readonly home: string
+  readonly url: string
+  readonly tools: ReadonlyArray<AnyTool>
+  readonly approve?: (display: ToolDisplay) => boolean
+  readonly approver?: Layer.Layer<Approver>
+  readonly fileSystem?: Layer.Layer<FileSystem.FileSystem>
+}
+
+/** The Agent (and its SessionStore) over real layers: loopback model, fsynced session under `home`, the given tools. */
+export const agentLayer = (setup: AgentSetup) =>
+  Agent.layer({ model: "test-model", instructions: "test instructions" }).pipe(
+    Layer.provide(ModelClient.layer({ apiKey: API_KEY, baseURL: setup.url, maxRetries: 0, idleTimeoutMs: 5_000 })),
+    Layer.provideMerge(SessionStore.layer({ home: setup.home, secrets: [API_KEY] })),
+    Layer.provide(ToolRegistry.layer(setup.tools)),
+    Layer.provide(setup.approver ?? Approver.layerStatic(setup.approve ?? (() => true))),
+    Layer.provide(setup.fileSystem ?? NodeFileSystem.layer)
+  )
+
+/** Runs one turn, collecting its display events. */
+export const turn = (input: string) =>
+  Effect.gen(function*() {
+    const agent = yield* Agent
+    const events: Array<AgentEvent> = []
+    const outcome = yield* agent.turn(input, (event) => Effect.sync(() => void events.push(event)))
+    return { outcome, events }
+  })
+
+/** Runs `effect` with a freshly opened Agent, closing the session (and its lock) afterwards. */
+export const withAgent = <A, E>(setup: AgentSetup, effect: Effect.Effect<A, E, Agent | SessionStore | Scope.Scope>) =>
+  Effect.scoped(Effect.provide(effect, agentLayer(setup)))
+
+/** The input items of a logged request. */
+export const inputOf = (request: ResponsesServer.Request): Array<Record<string, unknown>> =>
+  (request.body as { input: Array<Record<string, unknown>> }).input

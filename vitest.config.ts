@@ -1,6 +1,9 @@
+import { fileURLToPath } from "node:url"
 import { defineConfig } from "vitest/config"
 
 export default defineConfig({
+  // `examples/` import the package by name, as its users do.
+  resolve: { alias: { mino: fileURLToPath(new URL("./src/index.ts", import.meta.url)) } },
   test: {
     include: ["test/**/*.test.ts"],
     // Real processes, sockets and fsyncs: keep per-test limits generous but finite.

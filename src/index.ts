@@ -1,0 +1,32 @@
+/**
+ * Mino as a library: the Agent loop, its five services and their layers, the
+ * record and result schemas, and the typed errors. Another Effect program can
+ * run a turn with its own tools and approver:
+ *
+ * ```ts
+ * const agent = Agent.layer({ model, instructions }).pipe(
+ *   Layer.provide(ModelClient.layer({ apiKey })),
+ *   Layer.provide(SessionStore.layer({ home })),
+ *   Layer.provide(ToolRegistry.layer([myTool])),
+ *   Layer.provide(Approver.layerStatic(() => true)),
+ *   Layer.provide(NodeFileSystem.layer)
+ * )
+ * ```
+ */
+export { Agent, AgentBusy, type AgentConfig, type AgentShape, type TurnOutcome } from "./agent/Agent.js"
+export type { AgentEvent } from "./agent/AgentEvent.js"
+export * as Instructions from "./agent/Instructions.js"
+export * as Limits from "./agent/Limits.js"
+export { Approver, type ApproverShape, type Decision, isApproval } from "./approval/Approver.js"
+export { type CompletedResponse, ModelClient, type ModelClientConfig, ModelError, type ModelEvent, type ModelRequest } from "./model/ModelClient.js"
+export * as ResponsesServer from "./model/ResponsesServer.js"
+export * as Records from "./session/Records.js"
+export { INTERRUPTED_NOTICE } from "./session/Recovery.js"
+export { SessionBusy, SessionOpenError, type SessionOptions, SessionStore, type SessionStoreShape, SessionWriteError } from "./session/SessionStore.js"
+export { Terminal } from "./terminal/Terminal.js"
+export { type AnyTool, type DisplayField, erase, type PreparedCall, type Rejection, rejection, type Tool, type ToolDefinition, type ToolDisplay } from "./tools/Tool.js"
+export { ToolRegistry, type ToolRegistryShape } from "./tools/ToolRegistry.js"
+export * as ToolResult from "./tools/ToolResult.js"
+export { type BashOperation, BashRunner } from "./tools/bash/BashRunner.js"
+export * as BashTool from "./tools/bash/BashTool.js"
+export { VERSION } from "./version.js"

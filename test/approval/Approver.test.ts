@@ -1,0 +1,82 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { Approver, isApproval, PROMPT } from "../../src/approval/Approver.js"
+import { Terminal } from "../../src/terminal/Terminal.js"
+import type { ToolDisplay } from "../../src/tools/Tool.js"
+import * as Screen from "../support/Screen.js"
+
+const display: ToolDisplay = {
+  tool: "bash",
+  fields: [
+    { label: "Command", value: "\"go version\"" },
+    { label: "Environment", value: ["HOME=/home/u", "PATH=/usr/bin"] }
+  ]
+}
+
+/** Asks `count` decisions, then reads the next line as a chat question would. */
+const decideThenRead = (typed: string, count: number, interactive = true) =>
+  Effect.gen(function*() {
+    const screen = Screen.make(typed, { interactive })
+    const result = yield* Effect.gen(function*() {
+      const approver = yield* Approver
+      const terminal = yield* Terminal
+      const decisions = yield* Effect.forEach(Array.from({ length: count }), () => approver.decide(display))
+      const next = yield* terminal.readLine("You> ")
+      return { decisions: decisions.map((d) => d.approved), next: Option.getOrNull(next) }
+    }).pipe(Effect.provide(Approver.layer.pipe(Layer.provideMerge(screen.layer))))
+    return { ...result, screen: screen.screen() }
+  })
+
+describe("Approver", () => {
+  it("only y or yes approves, in any case, ignoring surrounding spaces", () => {
+    for (const yes of ["y", "Y", "yes", "YES", "  Yes ", "\ty\t"]) expect(isApproval(yes)).toBe(true)
+    for (const no of ["", "n", "no", "yep", "ye", "y es", "yes!", "sure", "1", "true", "oui", "yess", "y\u0000"]) {
+      expect(isApproval(no)).toBe(false)
+    }
+  })
+
+  it.scopedLive("shows the display fields and the prompt, and approves on yes", () =>
+    Effect.gen(function*() {
+      const { decisions, screen } = yield* decideThenRead("yes\n", 1)
+      expect(decisions).toEqual([true])
+      expect(screen).toContain("[Tool: bash]\nCommand: \"go version\"\nEnvironment:\n  HOME=/home/u\n  PATH=/usr/bin\n" + PROMPT)
+    }))
+
+  it.scopedLive("Enter, anything else and end of input refuse", () =>
+    Effect.gen(function*() {
+      expect((yield* decideThenRead("\n", 1)).decisions).toEqual([false])
+      expect((yield* decideThenRead("sure\n", 1)).decisions).toEqual([false])
+      const ended = yield* decideThenRead("", 1)
+      expect(ended.decisions).toEqual([false])
+      expect(ended.next).toBeNull()
+    }))
+
+  it.scopedLive("each call gets its own decision, read from the same input as the next question", () =>
+    Effect.gen(function*() {
+      const { decisions, next } = yield* decideThenRead("y\nn\nwhat next?\n", 2)
+      expect(decisions).toEqual([true, false])
+      // The answers were consumed as decisions; the next question is the next line.
+      expect(next).toBe("what next?")
+    }))
+
+  it.scopedLive("with piped (non-terminal) input nothing can be approved, and the answer is still consumed", () =>
+    Effect.gen(function*() {
+      const { decisions, next, screen } = yield* decideThenRead("yes\nnext question\n", 1, false)
+      expect(decisions).toEqual([false])
+      expect(next).toBe("next question")
+      expect(screen).toContain("standard input is not a terminal")
+    }))
+
+  it.scopedLive("the approver gets a copy: changing it cannot change what runs", () =>
+    Effect.gen(function*() {
+      const original: ToolDisplay = { tool: "bash", fields: [{ label: "Command", value: "\"ls\"" }] }
+      const approver = yield* Effect.provide(Approver, Approver.layerStatic((copy) => {
+        ;(copy.fields as Array<{ label: string; value: string }>)[0]!.value = "\"rm -rf /\""
+        return true
+      }))
+      yield* approver.decide(original)
+      expect(original.fields[0]!.value).toBe("\"ls\"")
+    }))
+})

@@ -54,17 +54,17 @@ export const scriptedModel = (replies: ReadonlyArray<ResponsesServer.Reply | ((r
     )
   })
 
-export interface AgentSetup {
+export interface AgentSetup<R = never> {
   readonly home: string
   readonly url: string
   readonly tools: ReadonlyArray<AnyTool>
   readonly approve?: (display: ToolDisplay) => boolean
-  readonly approver?: Layer.Layer<Approver>
+  readonly approver?: Layer.Layer<Approver, never, R>
   readonly fileSystem?: Layer.Layer<FileSystem.FileSystem>
 }
 
 /** The Agent (and its SessionStore) over real layers: loopback model, fsynced session under `home`, the given tools. */
-export const agentLayer = (setup: AgentSetup) =>
+export const agentLayer = <R = never>(setup: AgentSetup<R>) =>
   Agent.layer({ model: "test-model", instructions: "test instructions" }).pipe(
     Layer.provide(ModelClient.layer({ apiKey: API_KEY, baseURL: setup.url, maxRetries: 0, idleTimeoutMs: 5_000 })),
     Layer.provideMerge(SessionStore.layer({ home: setup.home, secrets: [API_KEY] })),

@@ -3,7 +3,6 @@
  * everything written so far.
  */
 import { PassThrough } from "node:stream"
-import * as Layer from "effect/Layer"
 import { Terminal } from "../../src/terminal/Terminal.js"
 
 export const make = (typed: string, options: { readonly interactive: boolean; readonly secrets?: ReadonlyArray<string> }) => {
@@ -19,4 +18,3 @@ export const make = (typed: string, options: { readonly interactive: boolean; re
 }
 
 export type Screen = ReturnType<typeof make>
-export type { Layer }

@@ -61,12 +61,13 @@ export interface AgentSetup<R = never> {
   readonly approve?: (display: ToolDisplay) => boolean
   readonly approver?: Layer.Layer<Approver, never, R>
   readonly fileSystem?: Layer.Layer<FileSystem.FileSystem>
+  readonly idleTimeoutMs?: number
 }
 
 /** The Agent (and its SessionStore) over real layers: loopback model, fsynced session under `home`, the given tools. */
 export const agentLayer = <R = never>(setup: AgentSetup<R>) =>
   Agent.layer({ model: "test-model", instructions: "test instructions" }).pipe(
-    Layer.provide(ModelClient.layer({ apiKey: API_KEY, baseURL: setup.url, maxRetries: 0, idleTimeoutMs: 5_000 })),
+    Layer.provide(ModelClient.layer({ apiKey: API_KEY, baseURL: setup.url, maxRetries: 0, idleTimeoutMs: setup.idleTimeoutMs ?? 5_000 })),
     Layer.provideMerge(SessionStore.layer({ home: setup.home, secrets: [API_KEY] })),
     Layer.provide(ToolRegistry.layer(setup.tools)),
     Layer.provide(setup.approver ?? Approver.layerStatic(setup.approve ?? (() => true))),

@@ -25,12 +25,15 @@ const userText = (item: Item): string | undefined => {
   return content.filter(isItem).map((part) => (typeof part["text"] === "string" ? part["text"] : "")).join("")
 }
 
+const NOT_TOOLS = new Set(["the", "a", "which", "what", "my", "your", "this", "its", "installed", "current", "latest", "of"])
+
 /** The command that answers a question, as far as a script can tell. */
 export const commandFor = (question: string): string => {
   const run = /^\s*run\s+(.+)$/is.exec(question)
   if (run?.[1] !== undefined) return run[1].trim()
-  const tool = /\b([a-z][\w.+-]*)\s+(?:--)?version\b/i.exec(question) ?? /\bversion of ([a-z][\w.+-]*)/i.exec(question)
-  if (tool?.[1] !== undefined) return `${tool[1].toLowerCase()} --version`
+  const tool = /\bversions? of ([a-z][\w.+-]*)/i.exec(question)?.[1] ??
+    [...question.matchAll(/\b([a-z][\w.+-]*)\s+(?:--)?version\b/gi)].map((m) => m[1]).find((w) => w !== undefined && !NOT_TOOLS.has(w.toLowerCase()))
+  if (tool !== undefined) return `${tool.toLowerCase()} --version`
   if (/\b(date|time|day|today)\b/i.test(question)) return "date"
   return "uname -a"
 }

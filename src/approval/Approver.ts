@@ -2,7 +2,8 @@
  * Approval of one prepared call. The Approver sees only a copy of the call's
  * display fields; it cannot change what runs. Only `y` or `yes` (any case,
  * surrounding spaces ignored) approves; anything else, Enter, and end of input
- * deny. Each call gets its own decision.
+ * deny. Each call gets its own decision: on a terminal, lines typed before the
+ * prompt appeared are discarded rather than taken as the answer.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -44,7 +45,7 @@ export class Approver extends Context.Tag("mino/Approver")<Approver, ApproverSha
         decide: (display) =>
           Effect.gen(function*() {
             yield* terminal.write(render(display))
-            const answer = yield* terminal.readLine(PROMPT)
+            const answer = yield* terminal.readLine(PROMPT, { fresh: true })
             if (!terminal.interactive) {
               yield* terminal.write("Denied: standard input is not a terminal, so no command can be approved.\n")
               return { approved: false, reason: "standard input is not a terminal" } as const

@@ -7,6 +7,7 @@
  */
 import * as readline from "node:readline"
 import type { Readable, Writable } from "node:stream"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -23,8 +24,12 @@ export interface TerminalShape {
   readonly interactive: boolean
   /** Colour and spinners: the output is a terminal and `NO_COLOR` is unset. */
   readonly decorated: boolean
-  /** Shows `prompt` and reads one line; `None` at end of input. */
-  readonly readLine: (prompt: string) => Effect.Effect<Option.Option<string>>
+  /**
+   * Shows `prompt` and reads one line; `None` at end of input. With `fresh`, on a
+   * terminal, lines typed before the prompt appeared are discarded first, so an
+   * answer typed ahead cannot approve a command its author has not seen.
+   */
+  readonly readLine: (prompt: string, options?: { readonly fresh?: boolean }) => Effect.Effect<Option.Option<string>>
   /** Writes text as it is: callers escape what they did not write themselves. */
   readonly write: (text: string) => Effect.Effect<void>
   /** Shows `label` with elapsed seconds until the scope closes (only when decorated). */
@@ -91,9 +96,16 @@ const make = (options: TerminalOptions) =>
         else options.output.once("drain", () => resume(Effect.void))
       })
 
-    const readLine = (prompt: string) =>
+    const readLine = (prompt: string, readOptions?: { readonly fresh?: boolean }) =>
       Effect.gen(function*() {
         if (yield* Ref.get(ended)) return Option.none<string>()
+        if (readOptions?.fresh === true && options.interactive) {
+          const typedAhead = yield* Queue.takeAll(lines)
+          // End of input is not typed ahead: keep it for this read.
+          if ([...typedAhead].some(Option.isNone)) yield* Queue.offer(lines, Option.none())
+          const discarded = [...typedAhead].filter(Option.isSome).length
+          if (discarded > 0) yield* write(`(ignored ${discarded} line(s) typed before this question)\n`)
+        }
         yield* write(prompt)
         const line = yield* Queue.take(lines)
         if (Option.isNone(line)) {
@@ -111,11 +123,10 @@ const make = (options: TerminalOptions) =>
     const spinner = (label: string) =>
       options.decorated
         ? Effect.gen(function*() {
-          const started = Date.now()
+          const started = yield* Clock.currentTimeMillis
           let frame = 0
-          const draw = Effect.suspend(() =>
-            write(`\r${style("dim", `${FRAMES[frame++ % FRAMES.length]} ${label} ${Math.floor((Date.now() - started) / 1000)}s`)}\u001b[K`)
-          )
+          const draw = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            write(`\r${style("dim", `${FRAMES[frame++ % FRAMES.length]} ${label} ${Math.floor((now - started) / 1000)}s`)}\u001b[K`))
           const fiber = yield* Effect.forkDaemon(Effect.repeat(draw, Schedule.spaced(Duration.millis(100))))
           yield* Effect.addFinalizer(() => Effect.zipRight(Fiber.interrupt(fiber), write("\r\u001b[K")))
         })

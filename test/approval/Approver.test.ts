@@ -16,12 +16,14 @@ const display: ToolDisplay = {
 }
 
 /** Asks `count` decisions, then reads the next line as a chat question would. */
-const decideThenRead = (typed: string, count: number, interactive = true) =>
+const decideThenRead = (typed: ReadonlyArray<string>, count: number, options: { interactive?: boolean; ahead?: string } = {}) =>
   Effect.gen(function*() {
-    const screen = Screen.make(typed, { interactive })
+    const screen = Screen.make(typed, { interactive: options.interactive ?? true, ...(options.ahead === undefined ? {} : { ahead: options.ahead }) })
     const result = yield* Effect.gen(function*() {
       const approver = yield* Approver
       const terminal = yield* Terminal
+      // Let the input stream deliver what was typed ahead, as it has long before a real prompt.
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
       const decisions = yield* Effect.forEach(Array.from({ length: count }), () => approver.decide(display))
       const next = yield* terminal.readLine("You> ")
       return { decisions: decisions.map((d) => d.approved), next: Option.getOrNull(next) }
@@ -39,23 +41,23 @@ describe("Approver", () => {
 
   it.scopedLive("shows the display fields and the prompt, and approves on yes", () =>
     Effect.gen(function*() {
-      const { decisions, screen } = yield* decideThenRead("yes\n", 1)
+      const { decisions, screen } = yield* decideThenRead(["yes"], 1)
       expect(decisions).toEqual([true])
       expect(screen).toContain("[Tool: bash]\nCommand: \"go version\"\nEnvironment:\n  HOME=/home/u\n  PATH=/usr/bin\n" + PROMPT)
     }))
 
   it.scopedLive("Enter, anything else and end of input refuse", () =>
     Effect.gen(function*() {
-      expect((yield* decideThenRead("\n", 1)).decisions).toEqual([false])
-      expect((yield* decideThenRead("sure\n", 1)).decisions).toEqual([false])
-      const ended = yield* decideThenRead("", 1)
+      expect((yield* decideThenRead([""], 1)).decisions).toEqual([false])
+      expect((yield* decideThenRead(["sure"], 1)).decisions).toEqual([false])
+      const ended = yield* decideThenRead([], 1)
       expect(ended.decisions).toEqual([false])
       expect(ended.next).toBeNull()
     }))
 
   it.scopedLive("each call gets its own decision, read from the same input as the next question", () =>
     Effect.gen(function*() {
-      const { decisions, next } = yield* decideThenRead("y\nn\nwhat next?\n", 2)
+      const { decisions, next } = yield* decideThenRead(["y", "n", "what next?"], 2)
       expect(decisions).toEqual([true, false])
       // The answers were consumed as decisions; the next question is the next line.
       expect(next).toBe("what next?")
@@ -63,10 +65,18 @@ describe("Approver", () => {
 
   it.scopedLive("with piped (non-terminal) input nothing can be approved, and the answer is still consumed", () =>
     Effect.gen(function*() {
-      const { decisions, next, screen } = yield* decideThenRead("yes\nnext question\n", 1, false)
+      const { decisions, next, screen } = yield* decideThenRead([], 1, { interactive: false, ahead: "yes\nnext question\n" })
       expect(decisions).toEqual([false])
       expect(next).toBe("next question")
       expect(screen).toContain("standard input is not a terminal")
+    }))
+
+  it.scopedLive("on a terminal, a line typed before the prompt appeared is not taken as the answer", () =>
+    Effect.gen(function*() {
+      const { decisions, next, screen } = yield* decideThenRead(["n", "after"], 1, { ahead: "y\n" })
+      expect(decisions).toEqual([false])
+      expect(next).toBe("after")
+      expect(screen).toContain("(ignored 1 line(s) typed before this question)\n" + PROMPT)
     }))
 
   it.scopedLive("the approver gets a copy: changing it cannot change what runs", () =>

@@ -8,7 +8,7 @@ import * as EchoTool from "../support/EchoTool.js"
 import { agentLayer, API_KEY, scriptedModel, tempDir } from "../support/Harness.js"
 import * as Screen from "../support/Screen.js"
 
-const chat = (typed: string, replies: Parameters<typeof scriptedModel>[0]) =>
+const chat = (typed: ReadonlyArray<string>, replies: Parameters<typeof scriptedModel>[0]) =>
   Effect.gen(function*() {
     const server = yield* scriptedModel(replies)
     const screen = Screen.make(typed, { interactive: true, secrets: [API_KEY] })
@@ -22,7 +22,7 @@ const chat = (typed: string, replies: Parameters<typeof scriptedModel>[0]) =>
 describe("Gateway", () => {
   it.scopedLive("shows a whole tool turn in the chapter's layout and exits at end of input", () =>
     Effect.gen(function*() {
-      const { screen } = yield* chat("echo hi\ny\n", [
+      const { screen } = yield* chat(["echo hi", "y"], [
         ResponsesServer.toolCallResponse([{ call_id: "c1", name: "echo", arguments: "{\"text\":\"hi there\"}" }]),
         ResponsesServer.textResponse("It echoed hi there.")
       ])
@@ -47,7 +47,7 @@ describe("Gateway", () => {
   it.scopedLive("model text and tool output cannot move the cursor, clear the screen or reorder text", () =>
     Effect.gen(function*() {
       const hostile = "\u001b[2J\u001b[1;1Hfake\rover\bback\u202etxt.exe\u0007"
-      const { screen } = yield* chat("go\ny\n", [
+      const { screen } = yield* chat(["go", "y"], [
         ResponsesServer.toolCallResponse([{ call_id: "c1", name: "echo", arguments: JSON.stringify({ text: hostile }) }]),
         ResponsesServer.textResponse(`model says ${hostile}`)
       ])
@@ -58,7 +58,7 @@ describe("Gateway", () => {
 
   it.scopedLive("a failed turn shows one clear line and the chat goes on", () =>
     Effect.gen(function*() {
-      const { screen, requests } = yield* chat("first\nsecond\n", [
+      const { screen, requests } = yield* chat(["first", "second"], [
         ResponsesServer.httpError(500, "upstream exploded"),
         ResponsesServer.textResponse("second works")
       ])
@@ -69,7 +69,7 @@ describe("Gateway", () => {
 
   it.scopedLive("the API key never reaches the screen", () =>
     Effect.gen(function*() {
-      const { screen } = yield* chat("hi\n", [ResponsesServer.textResponse(`leaked ${API_KEY} here`)])
+      const { screen } = yield* chat(["hi"], [ResponsesServer.textResponse(`leaked ${API_KEY} here`)])
       expect(screen).not.toContain(API_KEY)
       expect(screen).toContain("leaked [redacted] here")
     }))

@@ -27,7 +27,7 @@ describe("demo model", () => {
       const home = tempDir("demo")
       const work = tempDir("demo-work")
       const server = yield* DemoModel.start
-      const screen = Screen.make("run echo demo-ok > out.txt && cat out.txt\ny\n", { interactive: true })
+      const screen = Screen.make(["run echo demo-ok > out.txt && cat out.txt", "y"], { interactive: true })
       const bash = yield* Effect.provide(BashTool.make({ cwd: work, parentEnv: process.env, secrets: [] }), BashRunner.layer)
       const layer = agentLayer({ home, url: server.url, tools: [erase(bash)], approver: Approver.layer }).pipe(
         Layer.provideMerge(screen.layer)

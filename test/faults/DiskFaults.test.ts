@@ -39,7 +39,7 @@ describe("disk faults", () => {
         const call = (id: string) => ResponsesServer.toolCallResponse([{ call_id: id, name: "echo", arguments: "{\"text\":\"t\"}" }])
         const server = yield* scriptedModel([call("c1"), ResponsesServer.textResponse("first done"), call("c2"), ResponsesServer.textResponse("second done")])
         const faults: FaultyFileSystem.Faults = {}
-        const screen = Screen.make("one\ny\ntwo\ny\nthree\n", { interactive: true })
+        const screen = Screen.make(["one", "y", "two", "y", "three"], { interactive: true })
         const layer = agentLayer({
           home,
           url: server.url,

@@ -1,20 +1,34 @@
 /**
- * A Terminal over pipes: `input` lines are what the user types, `screen()` is
- * everything written so far.
+ * A Terminal over pipes, typed into like a person would: each line of `typed` is
+ * entered only once a prompt (`You> ` or the approval prompt) is on the screen,
+ * and input ends when the lines run out. `ahead` is typed at once, before any
+ * prompt (type-ahead, or a whole piped script). `screen()` is everything written.
  */
 import { PassThrough } from "node:stream"
+import { PROMPT } from "../../src/approval/Approver.js"
 import { Terminal } from "../../src/terminal/Terminal.js"
 
-export const make = (typed: string, options: { readonly interactive: boolean; readonly secrets?: ReadonlyArray<string> }) => {
+export interface ScreenOptions {
+  readonly interactive: boolean
+  readonly secrets?: ReadonlyArray<string>
+  readonly ahead?: string
+}
+
+export const make = (typed: ReadonlyArray<string>, options: ScreenOptions) => {
   const input = new PassThrough()
   const output = new PassThrough()
+  const pending = [...typed]
   let written = ""
-  output.on("data", (chunk: Buffer) => void (written += chunk.toString("utf8")))
-  input.end(typed)
+  output.on("data", (chunk: Buffer) => {
+    written += chunk.toString("utf8")
+    if (written.endsWith("You> ") || written.endsWith(PROMPT)) {
+      const line = pending.shift()
+      setImmediate(() => (line === undefined ? input.end() : input.write(line + "\n")))
+    }
+  })
+  if (options.ahead !== undefined) input.write(options.ahead)
   return {
     layer: Terminal.layerStreams({ input, output, interactive: options.interactive, decorated: false, secrets: options.secrets ?? [] }),
     screen: () => written
   }
 }
-
-export type Screen = ReturnType<typeof make>

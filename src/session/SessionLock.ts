@@ -1,5 +1,6 @@
 /**
- * The exclusive lock a process holds on its session for as long as it runs.
+ * The exclusive lock a process holds on its session for as long as it runs,
+ * keyed by a string naming the session (its conversation directory or file).
  *
  * It is a listening Unix socket in Linux's abstract namespace, named after the
  * session file: binding fails with EADDRINUSE while another live process holds
@@ -16,11 +17,11 @@ export interface LockError {
   readonly message: string
 }
 
-export const acquire = (sessionPath: string): Effect.Effect<void, LockError, Scope.Scope> =>
+export const acquire = (key: string): Effect.Effect<void, LockError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.async<net.Server, LockError>((resume) => {
       const server = net.createServer()
-      const name = `\0mino-session-${createHash("sha256").update(sessionPath).digest("hex").slice(0, 32)}`
+      const name = `\0mino-session-${createHash("sha256").update(key).digest("hex").slice(0, 32)}`
       server.once("error", (error: NodeJS.ErrnoException) =>
         resume(Effect.fail({
           _tag: error.code === "EADDRINUSE" ? "Busy" : "Unavailable",

@@ -76,16 +76,17 @@ const open = (options: SessionOptions) =>
 
     yield* ensureDirectory(fs, Path.join(options.home, ".mino")).pipe(Effect.mapError(openError(dir)))
     yield* ensureDirectory(fs, dir).pipe(Effect.mapError(openError(dir)))
-    const sessionId = options.sessionId ?? (yield* newestConversation(fs, dir).pipe(Effect.mapError(openError(dir))))
-    const path = Path.join(dir, `${sessionId}.jsonl`)
-
-    yield* SessionLock.acquire(path).pipe(
+    // Lock before choosing: two starts on a fresh HOME must not each create a conversation.
+    const lockKey = options.sessionId === undefined ? `${dir}#conversation` : Path.join(dir, `${options.sessionId}.jsonl`)
+    yield* SessionLock.acquire(lockKey).pipe(
       Effect.mapError((error) =>
         error._tag === "Busy"
-          ? new SessionBusy({ path, message: `the session is busy: another mino process is using ${path}` })
-          : new SessionOpenError({ path, message: `cannot lock the session ${path}: ${error.message}` })
+          ? new SessionBusy({ path: dir, message: `the session is busy: another mino process is using the conversation in ${dir}` })
+          : new SessionOpenError({ path: dir, message: `cannot lock the session in ${dir}: ${error.message}` })
       )
     )
+    const sessionId = options.sessionId ?? (yield* newestConversation(fs, dir).pipe(Effect.mapError(openError(dir))))
+    const path = Path.join(dir, `${sessionId}.jsonl`)
 
     const existed = yield* fs.exists(path).pipe(Effect.mapError(openError(path)))
     const read = existed ? yield* readRecords(fs, path).pipe(Effect.mapError(openError(path))) : emptyRead

@@ -3,8 +3,10 @@ import * as Path from "node:path"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import type * as FileSystem from "@effect/platform/FileSystem"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import { INTERRUPTED_NOTICE } from "../../src/session/Recovery.js"
 import type { SessionRecord } from "../../src/session/Records.js"
@@ -106,6 +108,20 @@ describe("SessionStore", () => {
       // Released with its scope: the session opens again.
       const reopened = yield* Effect.exit(withStore(home, Effect.void))
       expect(Exit.isSuccess(reopened)).toBe(true)
+    }))
+
+  it.live("two starts at once on a fresh home: one opens the conversation, the other is busy", () =>
+    Effect.gen(function*() {
+      const home = tempDir("store")
+      const release = yield* Deferred.make<void>()
+      const attempt = withStore(home, Deferred.await(release)).pipe(Effect.either)
+      const both = yield* Effect.fork(Effect.all([attempt, attempt], { concurrency: "unbounded" }))
+      // Whichever lost fails at once; then let the winner go.
+      yield* Effect.sleep("100 millis")
+      yield* Deferred.succeed(release, undefined)
+      const results = yield* Fiber.join(both)
+      expect(results.filter((r) => r._tag === "Left").map((r) => r._tag === "Left" && r.left._tag)).toEqual(["SessionBusy"])
+      expect(Fs.readdirSync(Path.join(home, ".mino", "sessions")).filter((f) => f.endsWith(".jsonl"))).toHaveLength(1)
     }))
 
   it.live("closes an open turn on open: not_executed without a start, unknown with one, turn interrupted", () =>

@@ -1,0 +1,165 @@
+/**
+ * A program in a real pseudo-terminal, for end-to-end tests. node-pty is not a
+ * dependency, so a small python3 driver (`pty_driver.py`, beside this file) forks
+ * with `pty.fork()`, execs the program, reports its pid and exit status on a side
+ * channel, and relays bytes both ways. The program sees a terminal on stdin,
+ * stdout and stderr: cooked mode, echo, Ctrl+C as SIGINT, Ctrl+D as end of input.
+ *
+ * The process is scoped: closing the scope SIGKILLs it if it is still running.
+ */
+import { spawn as spawnProcess } from "node:child_process"
+import { fileURLToPath } from "node:url"
+import { StringDecoder } from "node:string_decoder"
+import * as Data from "effect/Data"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as Scope from "effect/Scope"
+
+const DRIVER = fileURLToPath(new URL("./pty_driver.py", import.meta.url))
+
+export interface ExitStatus {
+  /** The exit code when the program exited on its own, else null. */
+  readonly code: number | null
+  /** The signal that ended it (`SIGKILL`), else null. */
+  readonly signal: string | null
+}
+
+export class PtyTimeout extends Data.TaggedError("PtyTimeout")<{ readonly message: string }> {}
+
+export interface SpawnOptions {
+  readonly argv: ReadonlyArray<string>
+  /** The program's complete environment: nothing is inherited. */
+  readonly env: Readonly<Record<string, string>>
+  readonly cwd: string
+}
+
+export interface Pty {
+  /** The program's own pid (it is exec'd, not wrapped). */
+  readonly pid: number
+  /** Everything shown so far, with the terminal's `\r\n` turned back into `\n`. */
+  readonly screen: Effect.Effect<string>
+  /** Types `text`: `"y\n"` answers a prompt, `"\x03"` is Ctrl+C, `"\x04"` Ctrl+D. */
+  readonly write: (text: string) => Effect.Effect<void>
+  /**
+   * Waits until `pattern` appears after the end of the previous match, like
+   * `expect`, and returns the screen from there through this match. Fails with
+   * the screen's tail if it does not appear in time or the program exits first.
+   */
+  readonly waitFor: (pattern: string | RegExp, timeoutMs?: number) => Effect.Effect<string, PtyTimeout>
+  readonly kill: (signal: NodeJS.Signals) => Effect.Effect<void>
+  /** Completes when the program has ended and all of its output has been read. */
+  readonly exited: Effect.Effect<ExitStatus>
+  /** `exited`, failing if it takes longer than `timeoutMs`. */
+  readonly exitedWithin: (timeoutMs: number) => Effect.Effect<ExitStatus, PtyTimeout>
+}
+
+export const DEFAULT_TIMEOUT_MS = 15_000
+const POLL = Duration.millis(20)
+
+const tail = (text: string): string => (text.length > 1500 ? `…${text.slice(-1500)}` : text)
+
+export const spawn = (options: SpawnOptions): Effect.Effect<Pty, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const exit = yield* Deferred.make<ExitStatus>()
+    const started = yield* Deferred.make<number>()
+    let screen = ""
+    let cursor = 0
+    let reported: ExitStatus = { code: null, signal: null }
+    let controlLines = ""
+
+    const driver = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const spec = JSON.stringify({ argv: options.argv, env: options.env, cwd: options.cwd })
+        // python3 runs with the test's own environment; only the program gets `options.env`.
+        const child = spawnProcess("python3", [DRIVER, spec], { stdio: ["pipe", "pipe", "pipe"] })
+        const decoder = new StringDecoder("utf8")
+        child.stdout.on("data", (chunk: Buffer) => {
+          screen += decoder.write(chunk).replace(/\r\n/g, "\n")
+        })
+        child.stderr.setEncoding("utf8")
+        child.stderr.on("data", (chunk: string) => {
+          controlLines += chunk
+          for (const line of controlLines.split("\n").slice(0, -1)) {
+            const pid = /^pid (\d+)$/.exec(line)
+            const ended = /^exit (\S+) (\S+)$/.exec(line)
+            if (pid?.[1] !== undefined) Deferred.unsafeDone(started, Exit.succeed(Number(pid[1])))
+            else if (ended?.[1] !== undefined && ended[2] !== undefined) {
+              reported = { code: ended[1] === "-" ? null : Number(ended[1]), signal: ended[2] === "-" ? null : ended[2] }
+            } else if (line.length > 0) screen += `\n[pty_driver] ${line}\n`
+          }
+          controlLines = controlLines.slice(controlLines.lastIndexOf("\n") + 1)
+        })
+        child.stdin.on("error", () => {}) // the driver may be gone when a test writes
+        // "close" follows the last byte of output, so `exited` never misses the end of the screen.
+        child.on("close", () => {
+          Deferred.unsafeDone(started, Exit.succeed(-1))
+          Deferred.unsafeDone(exit, Exit.succeed(reported))
+        })
+        return child
+      }),
+      (child) =>
+        Effect.gen(function*() {
+          const pid = yield* Deferred.await(started)
+          if (!(yield* Deferred.isDone(exit)) && pid > 0) signal(pid, "SIGKILL")
+          const ended = yield* Deferred.await(exit).pipe(Effect.timeout(Duration.seconds(5)), Effect.option)
+          if (ended._tag === "None") child.kill("SIGKILL")
+        })
+    )
+
+    const pid = yield* Deferred.await(started)
+    if (pid <= 0) return yield* Effect.die(new Error(`pty_driver could not start ${options.argv.join(" ")}: ${screen}`))
+
+    const exited = Deferred.await(exit)
+    const waitFor = (pattern: string | RegExp, timeoutMs = DEFAULT_TIMEOUT_MS) =>
+      Effect.gen(function*() {
+        const deadline = Date.now() + timeoutMs
+        while (true) {
+          const rest = screen.slice(cursor)
+          const found = typeof pattern === "string"
+            ? (rest.includes(pattern) ? { index: rest.indexOf(pattern), length: pattern.length } : undefined)
+            : (() => {
+              const match = pattern.exec(rest)
+              return match === null ? undefined : { index: match.index, length: match[0].length }
+            })()
+          if (found !== undefined) {
+            const segment = rest.slice(0, found.index + found.length)
+            cursor += segment.length
+            return segment
+          }
+          const over = yield* Deferred.isDone(exit)
+          if (over || Date.now() > deadline) {
+            const why = over ? `the program exited (${JSON.stringify(yield* exited)})` : `${timeoutMs} ms passed`
+            return yield* new PtyTimeout({
+              message: `waiting for ${String(pattern)}: ${why}; screen since the last match:\n${tail(rest)}`
+            })
+          }
+          yield* Effect.sleep(POLL)
+        }
+      })
+
+    return {
+      pid,
+      screen: Effect.sync(() => screen),
+      write: (text) => Effect.sync(() => void driver.stdin.write(text)),
+      waitFor,
+      kill: (name) => Effect.sync(() => signal(pid, name)),
+      exited,
+      exitedWithin: (timeoutMs) =>
+        exited.pipe(
+          Effect.timeoutFail({
+            duration: Duration.millis(timeoutMs),
+            onTimeout: () => new PtyTimeout({ message: `still running after ${timeoutMs} ms; screen:\n${tail(screen)}` })
+          })
+        )
+    } satisfies Pty
+  })
+
+const signal = (pid: number, name: NodeJS.Signals): void => {
+  try {
+    process.kill(pid, name)
+  } catch {
+    // ESRCH: it has already exited.
+  }
+}

@@ -5,21 +5,29 @@
  * or reorder text (bidi controls), so the approval screen shows what will run.
  */
 
-// C0 controls except \n and \t, DEL, C1 controls, and the invisible or
-// reordering format characters: bidi embeddings/overrides/isolates, marks,
-// zero-width characters, line/paragraph separators, BOM, and lone surrogates.
-const UNSAFE =
-  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
+// C0 and C1 controls except \n and \t, DEL, format characters (bidi embeddings,
+// overrides and isolates, marks, zero-width characters, BOM, tag characters),
+// line/paragraph separators, lone surrogates, and every other default-ignorable
+// code point (Hangul fillers, variation selectors…): each of these can move the
+// cursor, reorder text, or hide text by rendering as nothing.
+const UNSAFE = /(?![\n\t])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Default_Ignorable_Code_Point}]/gu
+
+// In displayed text, the text and emoji presentation selectors only choose how
+// the character before them is drawn (❤️); commands show them escaped all the same.
+const PRESENTATION = new Set(["\ufe0e", "\ufe0f"])
 
 const NAMED: Readonly<Record<string, string>> = { "\r": "\\r", "\b": "\\b", "\f": "\\f", "\v": "\\v", "\u001b": "\\e" }
 
+const hex4 = (unit: number): string => `\\u${unit.toString(16).padStart(4, "0")}`
+
 const code = (ch: string): string => {
-  const n = ch.charCodeAt(0)
-  return n <= 0xff ? `\\x${n.toString(16).padStart(2, "0")}` : `\\u${n.toString(16).padStart(4, "0")}`
+  const n = ch.codePointAt(0) ?? 0
+  return n <= 0xff ? `\\x${n.toString(16).padStart(2, "0")}` : n <= 0xffff ? hex4(n) : `\\u{${n.toString(16)}}`
 }
 
 /** Escapes unsafe characters for display, keeping newlines and tabs. */
-export const forDisplay = (text: string): string => text.replace(UNSAFE, (ch) => NAMED[ch] ?? code(ch))
+export const forDisplay = (text: string): string =>
+  text.replace(UNSAFE, (ch) => (PRESENTATION.has(ch) ? ch : NAMED[ch] ?? code(ch)))
 
 /** Escapes for a single line: newlines and tabs are escaped too. */
 export const forLine = (text: string): string =>
@@ -28,6 +36,7 @@ export const forLine = (text: string): string =>
 /**
  * A JSON string literal that is also safe on a terminal: `JSON.stringify` escapes
  * C0 controls and lone surrogates but leaves DEL, C1 and format characters raw.
+ * A character outside the BMP is escaped as its surrogate pair, as JSON requires.
  */
 export const jsonString = (text: string): string =>
-  JSON.stringify(text).replace(UNSAFE, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`)
+  JSON.stringify(text).replace(UNSAFE, (ch) => Array.from({ length: ch.length }, (_, i) => hex4(ch.charCodeAt(i))).join(""))

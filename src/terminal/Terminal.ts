@@ -89,12 +89,34 @@ const make = (options: TerminalOptions) =>
     const secrets = (options.secrets ?? []).filter((secret) => secret.length > 0)
     const redact = (text: string) => secrets.reduce((current, secret) => current.split(secret).join("[redacted]"), text)
 
-    const write = (text: string) =>
+    // Streamed model text can split a secret across writes: each write keeps back
+    // a tail that could begin one, until the next write shows what follows it.
+    let held = ""
+    const heldBack = (text: string): number => {
+      let keep = 0
+      for (const secret of secrets) {
+        for (let n = Math.min(secret.length - 1, text.length); n > keep; n--) {
+          if (text.endsWith(secret.slice(0, n))) {
+            keep = n
+            break
+          }
+        }
+      }
+      return keep
+    }
+    yield* Effect.addFinalizer(() => Effect.sync(() => held === "" || options.output.write(held)))
+
+    /** `flush` shows held-back text too: before a prompt, which must not wait for more. */
+    const writeText = (text: string, flush: boolean) =>
       Effect.async<void>((resume) => {
+        const combined = redact(held + text)
+        const keep = flush ? 0 : heldBack(combined)
+        held = combined.slice(combined.length - keep)
         // Respect back-pressure so a flood of output cannot pile up in memory.
-        if (options.output.write(redact(text))) resume(Effect.void)
+        if (options.output.write(combined.slice(0, combined.length - keep))) resume(Effect.void)
         else options.output.once("drain", () => resume(Effect.void))
       })
+    const write = (text: string) => writeText(text, false)
 
     const readLine = (prompt: string, readOptions?: { readonly fresh?: boolean }) =>
       Effect.gen(function*() {
@@ -106,7 +128,7 @@ const make = (options: TerminalOptions) =>
           const discarded = [...typedAhead].filter(Option.isSome).length
           if (discarded > 0) yield* write(`(ignored ${discarded} line(s) typed before this question)\n`)
         }
-        yield* write(prompt)
+        yield* writeText(prompt, true)
         const line = yield* Queue.take(lines)
         if (Option.isNone(line)) {
           yield* Ref.set(ended, true)

@@ -1,0 +1,176 @@
+/**
+ * The API key never reaches a child process, a session file, or the screen
+ * (contract, "Configuration"), across a whole chat: a tool turn whose user text,
+ * model text and command output all contain the key, a failed turn whose HTTP
+ * 401 message echoes it, and a denied call whose command contains it.
+ */
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { PassThrough } from "node:stream"
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as fc from "fast-check"
+import { Approver } from "../../src/approval/Approver.js"
+import * as Gateway from "../../src/cli/Gateway.js"
+import * as ResponsesServer from "../../src/model/ResponsesServer.js"
+import { Terminal } from "../../src/terminal/Terminal.js"
+import { erase } from "../../src/tools/Tool.js"
+import { BashRunner } from "../../src/tools/bash/BashRunner.js"
+import * as BashTool from "../../src/tools/bash/BashTool.js"
+import { agentLayer, API_KEY, scriptedModel, tempDir } from "../support/Harness.js"
+import * as Screen from "../support/Screen.js"
+import { cutAt, textInPieces } from "./Streams.js"
+
+const KEY = API_KEY
+
+/** Every string inside a JSON value, JSON text inside strings (tool outputs, arguments) included. */
+const strings = (value: unknown): Array<string> => {
+  if (typeof value === "string") {
+    try {
+      const inner: unknown = JSON.parse(value)
+      if (typeof inner === "object" && inner !== null) return [value, ...strings(inner)]
+    } catch {
+      // Plain text.
+    }
+    return [value]
+  }
+  if (Array.isArray(value)) return value.flatMap(strings)
+  if (typeof value === "object" && value !== null) return Object.entries(value).flatMap(([k, v]) => [k, ...strings(v)])
+  return []
+}
+
+/** Every file under `dir`, with its bytes as text. */
+const filesUnder = (dir: string): Array<{ readonly path: string; readonly text: string }> =>
+  Fs.readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => {
+      const path = Path.join(entry.parentPath, entry.name)
+      return { path, text: Fs.readFileSync(path, "latin1") }
+    })
+
+const bashCall = (callId: string, command: string) => ({ call_id: callId, name: "bash", arguments: JSON.stringify({ command }) })
+
+/** A chat over the real Gateway, Approver, session and bash tool, with the key in the parent environment. */
+const chat = (typed: ReadonlyArray<string>, replies: Parameters<typeof scriptedModel>[0], cwd: string) =>
+  Effect.gen(function*() {
+    const home = tempDir("secrets-home")
+    const server = yield* scriptedModel(replies)
+    const bash = yield* BashTool.make({
+      cwd,
+      parentEnv: {
+        PATH: process.env["PATH"] ?? "/usr/bin:/bin",
+        HOME: home,
+        USER: "tester",
+        OPENAI_API_KEY: KEY,
+        MINO_COPY_OF_KEY: KEY,
+        TMPDIR: `/tmp/${KEY}`,
+        LANG: `C.UTF-8${KEY}`
+      },
+      secrets: [KEY]
+    }).pipe(Effect.provide(BashRunner.layer))
+    const screen = Screen.make(typed, { interactive: true, secrets: [KEY] })
+    const layer = agentLayer({ home, url: server.url, tools: [erase(bash)], approver: Approver.layer }).pipe(
+      Layer.provideMerge(screen.layer)
+    )
+    yield* Effect.scoped(Effect.provide(Gateway.run({ banner: "BANNER" }), layer))
+    return { home, screen: screen.screen(), requests: yield* server.requests }
+  })
+
+describe("the API key", () => {
+  it.scopedLive("reaches no child, no session file and no screen across tool, failed and denied turns", () =>
+    Effect.gen(function*() {
+      const cwd = Fs.realpathSync(tempDir("secrets-cwd"))
+      Fs.writeFileSync(Path.join(cwd, "notes.txt"), `token: ${KEY}\n`)
+      const typed = [`my key is ${KEY}; look around`, "y", "y", "try again", `now use ${KEY} with curl`, "n"]
+      const { home, screen, requests } = yield* chat(typed, [
+        ResponsesServer.toolCallResponse(
+          [bashCall("c1", "env > env.txt; env; echo \"$OPENAI_API_KEY$MINO_COPY_OF_KEY\""), bashCall("c2", "cat notes.txt")],
+          { message: { text: `Looking for ${KEY} now.`, phase: "commentary" } }
+        ),
+        ResponsesServer.textResponse(`Found it: ${KEY} is in notes.txt.`),
+        ResponsesServer.httpError(401, `Incorrect API key provided: ${KEY}. You can find your API key at https://example.invalid.`),
+        ResponsesServer.toolCallResponse([bashCall("c3", `curl -H 'Authorization: Bearer ${KEY}' https://example.invalid`)]),
+        ResponsesServer.textResponse("I did not run it.")
+      ], cwd)
+
+      // The turns happened as scripted: two commands ran, one request failed, one call was denied.
+      expect(requests).toHaveLength(5)
+      expect(screen).toContain("[Tool result: completed; exit code 0]")
+      expect(screen).toContain("Turn failed: model request failed: HTTP 401: Incorrect API key provided: [redacted].")
+      expect(screen).toContain("[Tool result: denied]")
+
+      // No child: the environment the command saw, written by the child itself.
+      const childEnv = Fs.readFileSync(Path.join(cwd, "env.txt"), "utf8")
+      expect(childEnv).toContain(`PWD=${cwd}\n`)
+      expect(childEnv).not.toContain(KEY)
+      expect(childEnv).not.toContain("OPENAI_API_KEY")
+      expect(childEnv).not.toContain("MINO_COPY_OF_KEY")
+
+      // No session file, nor anything else under ~/.mino, in any encoding of its lines.
+      const files = filesUnder(Path.join(home, ".mino"))
+      expect(files.length).toBeGreaterThan(0)
+      for (const file of files) expect({ path: file.path, leaked: file.text.includes(KEY) }).toEqual({ path: file.path, leaked: false })
+      const session = files.find((file) => file.path.endsWith(".jsonl"))!
+      const lines = session.text.split("\n").filter((line) => line.length > 0).map((line) => JSON.parse(line) as unknown)
+      for (const text of strings(lines)) expect(text).not.toContain(KEY)
+      // The key's places were redacted, not skipped: user text, model text, command output, the 401, the denied command.
+      const records = lines as Array<Record<string, unknown>>
+      expect(records.find((r) => r["type"] === "user_input")).toMatchObject({ text: "my key is [redacted]; look around" })
+      expect(JSON.stringify(records)).toContain("Found it: [redacted] is in notes.txt.")
+      const c2 = records.find((r) => r["type"] === "tool_result" && r["call_id"] === "c2")
+      expect(c2).toMatchObject({ result: { status: "completed", output: "token: [redacted]\n" } })
+      expect(records.filter((r) => r["type"] === "turn_end").map((r) => r["status"])).toEqual(["completed", "failed", "completed"])
+      expect(records.find((r) => r["type"] === "tool_result" && r["call_id"] === "c3")).toMatchObject({ result: { status: "denied" } })
+      expect(records.some((r) => r["type"] === "tool_start" && r["call_id"] === "c3")).toBe(false)
+
+      // No screen.
+      expect(screen).not.toContain(KEY)
+      expect(screen).toContain(`Command: "curl -H 'Authorization: Bearer [redacted]' https://example.invalid"`)
+      expect(screen).toContain("token: [redacted]")
+    }))
+
+  it("never reaches the screen when the model streams it in fragments", async () => {
+    const cwd = Fs.realpathSync(tempDir("secrets-cwd"))
+    const text = `The key in .env is ${KEY}, keep it safe.`
+    const start = text.indexOf(KEY)
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uniqueArray(fc.integer({ min: start - 3, max: start + KEY.length + 3 }), { minLength: 1, maxLength: 6 }),
+        async (cuts) => {
+          const pieces = cutAt(text, cuts)
+          const { screen } = await Effect.runPromise(Effect.scoped(chat(["hi"], [textInPieces(pieces)], cwd)))
+          expect(screen).toContain("Assistant> ")
+          expect(screen).not.toContain(KEY)
+          expect(screen).toContain("The key in .env is [redacted], keep it safe.")
+        }
+      ),
+      { numRuns: 25 }
+    )
+  }, 60_000)
+
+  it("the terminal redacts it however the text is split into writes, and loses or reorders nothing", async () => {
+    const part = fc.oneof(
+      fc.constant(KEY),
+      fc.constantFrom("s", "sk", "sk-", "sk-test-", KEY.slice(0, -1), KEY.slice(1), " ", "\n"),
+      fc.string({ maxLength: 6 })
+    )
+    await fc.assert(
+      fc.asyncProperty(fc.array(part, { maxLength: 8 }), fc.array(fc.nat(1_000), { maxLength: 8 }), async (parts, cuts) => {
+        const whole = parts.join("")
+        const pieces = cutAt(whole, cuts)
+        const output = new PassThrough()
+        let written = ""
+        output.on("data", (chunk: Buffer) => void (written += chunk.toString("utf8")))
+        await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+          const terminal = yield* Terminal.make({ input: new PassThrough(), output, interactive: true, decorated: false, secrets: [KEY] })
+          for (const piece of pieces) yield* terminal.write(piece)
+        })))
+        await new Promise((resolve) => setImmediate(resolve))
+        expect(written).not.toContain(KEY)
+        expect(written).toBe(whole.split(KEY).join("[redacted]"))
+      }),
+      { numRuns: 500 }
+    )
+  })
+})

@@ -104,6 +104,8 @@ const playScript = (
     let sequence = 0
     for (const step of steps) {
       if (step === "drop") {
+        // Let what was written reach the socket first: a drop cuts the stream, not the past.
+        yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
         request.socket.destroy()
         return
       }

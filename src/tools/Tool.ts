@@ -67,6 +67,7 @@ export const erase = <Operation>(tool: Tool<Operation>): AnyTool => ({
   prepare: (rawArguments) =>
     Effect.map(tool.prepare(rawArguments), ({ display, operation }) => ({
       display,
-      execute: tool.execute(operation)
+      // Deferred: building the operation's effect must not start it before approval.
+      execute: Effect.suspend(() => tool.execute(operation))
     }))
 })

@@ -7,8 +7,10 @@ import * as Os from "node:os"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as ValidationError from "@effect/cli/ValidationError"
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -105,7 +107,11 @@ const teardown = <E, A>(exit: Exit.Exit<E, A>, onExit: (code: number) => void) =
   onExit(1)
 }
 
+// Only what @effect/cli and the session need: NodeContext.layer would also build
+// a command executor and a worker manager, whose modules cost start-up time.
+const platform = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer)
+
 cli(process.argv).pipe(
-  Effect.provide(NodeContext.layer),
+  Effect.provide(platform),
   NodeRuntime.runMain({ disableErrorReporting: true, teardown })
 )

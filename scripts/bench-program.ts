@@ -1,0 +1,345 @@
+/**
+ * The in-process half of `npm run bench`: scripts/bench.mjs bundles this file
+ * with esbuild into a temporary directory and runs it once per measurement,
+ * `node bench-program.mjs <mode> <json options>`; it prints one JSON line.
+ *
+ * - `step`: Mino's Agent with its real layers (session store with fsync, BashRunner,
+ *   model client over the openai SDK to a loopback Responses server, which runs in a
+ *   child: `model` mode) and an Approver that approves everything, running turns of
+ *   tool steps of `true`; alternating with the floor: one bash spawn, two fsynced
+ *   appends, one HTTP request to the same server.
+ * - `restore-mino` / `restore-raw`: opening a large session with SessionStore, or
+ *   reading and parsing its lines directly; time and peak memory.
+ * - `overflow`: BashRunner running `yes` (killed at the output limit) and
+ *   `head -c 65536 /dev/zero`, alternately.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import * as Fs from "node:fs"
+import * as Http from "node:http"
+import * as Path from "node:path"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import { Agent } from "../src/agent/Agent.js"
+import type { AgentEvent } from "../src/agent/AgentEvent.js"
+import { Approver } from "../src/approval/Approver.js"
+import { ModelClient } from "../src/model/ModelClient.js"
+import * as ResponsesServer from "../src/model/ResponsesServer.js"
+import { SessionStore } from "../src/session/SessionStore.js"
+import { erase } from "../src/tools/Tool.js"
+import { ToolRegistry } from "../src/tools/ToolRegistry.js"
+import { BashRunner, DEFAULT_OUTPUT_LIMIT_BYTES, DEFAULT_TIMEOUT_MS } from "../src/tools/bash/BashRunner.js"
+import * as BashTool from "../src/tools/bash/BashTool.js"
+
+const now = (): number => performance.now()
+const median = (values: ReadonlyArray<number>): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN
+}
+/** A new directory inside `parent`, the bench's scratch directory, which bench.mjs removes. */
+const tempDir = (parent: string, prefix: string): string => Fs.realpathSync(Fs.mkdtempSync(Path.join(parent, `${prefix}-`)))
+
+// ---------------------------------------------------------------------------
+// step
+
+const StepOptions = Schema.Struct({
+  /** The scratch directory for the session's home and the working directory. */
+  dir: Schema.String,
+  turns: Schema.Int,
+  stepsPerTurn: Schema.Int,
+  floorSamples: Schema.Int
+})
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null
+
+/** Tool calls of `true` until this turn has `steps` results, then a closing message. */
+const stepModel = (steps: number) => {
+  let calls = 0
+  return (request: ResponsesServer.Request): Effect.Effect<ResponsesServer.Reply> => {
+    const input = isRecord(request.body) && Array.isArray(request.body["input"]) ? request.body["input"].filter(isRecord) : []
+    const lastUser = input.findLastIndex((item) => item["role"] === "user")
+    const results = input.slice(lastUser + 1).filter((item) => item["type"] === "function_call_output").length
+    return Effect.succeed(
+      results < steps
+        ? ResponsesServer.toolCallResponse([{ call_id: `call_bench_${++calls}`, name: "bash", arguments: JSON.stringify({ command: "true" }) }])
+        : ResponsesServer.textResponse("Done: every command ran.")
+    )
+  }
+}
+
+const floorPhases = { spawn: Array<number>(), fsync: Array<number>(), http: Array<number>() }
+
+/** The least one step must do: spawn bash, two fsynced appends, one loopback request. */
+const floorSample = (file: number, agent: Http.Agent, port: number, cwd: string): Promise<number> => {
+  const started = now()
+  let mark = started
+  const line = Buffer.from(`${JSON.stringify({ type: "tool_result", turn_id: "t", call_id: "c", result: { status: "completed", output: "" } })}\n`)
+  return new Promise<void>((resolve, reject) => {
+    const child = spawn("/bin/bash", ["--noprofile", "--norc", "-c", "true"], {
+      cwd,
+      env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin" },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true
+    })
+    child.stdout.resume()
+    child.stderr.resume()
+    child.on("error", reject)
+    child.on("close", () => resolve())
+  }).then(() => {
+    floorPhases.spawn.push(now() - mark)
+    mark = now()
+    for (let i = 0; i < 2; i++) {
+      Fs.writeSync(file, line)
+      Fs.fsyncSync(file)
+    }
+    floorPhases.fsync.push(now() - mark)
+    mark = now()
+    return new Promise<number>((resolve, reject) => {
+      const request = Http.request({ host: "127.0.0.1", port, method: "POST", path: "/v1/responses", agent }, (response) => {
+        response.resume()
+        response.on("end", () => {
+          floorPhases.http.push(now() - mark)
+          resolve(now() - started)
+        })
+      })
+      request.on("error", reject)
+      request.end(JSON.stringify({ model: "bench", input: [{ role: "user", content: "Run true." }], stream: true }))
+    })
+  })
+}
+
+/**
+ * The loopback model runs in a process of its own, as a real endpoint would: its work
+ * (parsing the growing request bodies, writing the events) is then not done on Mino's
+ * event loop between Mino's own steps.
+ */
+const modelProcess = (steps: number) =>
+  Effect.acquireRelease(
+    Effect.async<{ readonly child: ChildProcess; readonly url: string; readonly port: number }>((resume) => {
+      const child = spawn(process.execPath, [process.argv[1] ?? "", "model", JSON.stringify({ steps })], { stdio: ["pipe", "pipe", "inherit"] })
+      let output = ""
+      child.stdout.setEncoding("utf8")
+      child.stdout.on("data", (text: string) => {
+        output += text
+        if (!output.includes("\n")) return
+        const { url, port } = Schema.decodeUnknownSync(Schema.parseJson(ModelAddress))(output.trim())
+        resume(Effect.succeed({ child, url, port }))
+      })
+    }),
+    ({ child }) => Effect.sync(() => child.kill())
+  )
+
+const ModelAddress = Schema.Struct({ url: Schema.String, port: Schema.Int })
+
+/** Serves the step model until standard input closes. */
+const model = (options: { readonly steps: number }) =>
+  Effect.gen(function*() {
+    const server = yield* ResponsesServer.make(stepModel(options.steps))
+    process.stdout.write(JSON.stringify({ url: server.url, port: server.port }) + "\n")
+    yield* Effect.async<void>((resume) => {
+      process.stdin.on("end", () => resume(Effect.void))
+      process.stdin.resume()
+    })
+  }).pipe(Effect.scoped)
+
+const step = (options: typeof StepOptions.Type) =>
+  Effect.gen(function*() {
+    const home = tempDir(options.dir, "home")
+    const cwd = tempDir(options.dir, "work")
+    const server = yield* modelProcess(options.stepsPerTurn)
+    const tool = BashTool.make({ cwd, parentEnv: process.env, secrets: [] }).pipe(
+      Effect.map((bash) => ToolRegistry.make([erase(bash)]))
+    )
+    // The real client, with a mark when its stream yields the completed response, to
+    // tell the time spent getting the response from the time spent saving it.
+    let completedAt = 0
+    const model = Layer.effect(
+      ModelClient,
+      Effect.map(ModelClient, (client) =>
+        ModelClient.of({
+          respond: (request) =>
+            // A plain chunk map (not an effect per event), so the mark costs next to nothing.
+            client.respond(request).pipe(Stream.mapChunks((chunk) => {
+              if (Chunk.some(chunk, (event) => event._tag === "Completed")) completedAt = now()
+              return chunk
+            }))
+        }))
+    ).pipe(Layer.provide(ModelClient.layer({ apiKey: "bench", baseURL: server.url })))
+    const layer = Agent.layer({ model: "bench", instructions: "Run the commands." }).pipe(
+      Layer.provide(model),
+      Layer.provide(SessionStore.layer({ home, sessionId: "bench" })),
+      Layer.provide(Layer.effect(ToolRegistry, tool).pipe(Layer.provide(BashRunner.layer))),
+      Layer.provide(Approver.layerStatic(() => true)),
+      Layer.provide(NodeFileSystem.layer)
+    )
+
+    const floorFile = Fs.openSync(Path.join(home, "floor.jsonl"), "a", 0o600)
+    // The floor's request goes to the same loopback model and gets the same reply as a
+    // step's, so the model's own latency is in both and the ratio shows Mino's.
+    const port = server.port
+    const keepAlive = new Http.Agent({ keepAlive: true })
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        keepAlive.destroy()
+        Fs.closeSync(floorFile)
+      })
+    )
+
+    return yield* Effect.gen(function*() {
+      const agent = yield* Agent
+      const steps: Array<number> = []
+      const floors: Array<number> = []
+      const turns: Array<number> = []
+      const phases = { request: Array<number>(), save: Array<number>(), approve: Array<number>(), run: Array<number>() }
+      // One turn to warm up (the SDK loads on the first request), then the measured ones.
+      for (let turn = -1; turn < options.turns; turn++) {
+        let last: number | undefined
+        let waiting = 0
+        let responded = 0
+        let running = 0
+        const started = now()
+        const outcome = yield* agent.turn(`Run true ${options.stepsPerTurn} times.`, (event: AgentEvent) =>
+          Effect.sync(() => {
+            const at = now()
+            if (event._tag === "ModelWaiting") waiting = at
+            if (event._tag === "ModelResponded") responded = at
+            if (event._tag === "ToolRunning") running = at
+            if (event._tag !== "ToolFinished") return
+            if (event.result.status !== "completed") throw new Error(`a bench step failed: ${JSON.stringify(event.result)}`)
+            if (turn >= 0) {
+              // Where a step's time goes: the request until the completed response; validating
+              // and saving it; approving and saving the start; running and saving the result.
+              phases.request.push(completedAt - waiting)
+              phases.save.push(responded - completedAt)
+              phases.approve.push(running - responded)
+              phases.run.push(at - running)
+            }
+            // The interval between two results is one whole step: request, save, start, run, save.
+            if (last !== undefined && turn >= 0) steps.push(at - last)
+            last = at
+          }))
+        if (outcome.status !== "completed") throw new Error(`a bench turn ended ${outcome.status}: ${outcome.reason ?? ""}`)
+        if (turn < 0) {
+          yield* Effect.promise(() => floorSample(floorFile, keepAlive, port, cwd))
+          continue
+        }
+        turns.push(now() - started)
+        for (let i = 0; i < options.floorSamples; i++) {
+          floors.push(yield* Effect.promise(() => floorSample(floorFile, keepAlive, port, cwd)))
+        }
+      }
+      return {
+        step: median(steps),
+        floor: median(floors),
+        steps: steps.length,
+        floors: floors.length,
+        turn: median(turns),
+        phases: { request: median(phases.request), save: median(phases.save), approve: median(phases.approve), run: median(phases.run) },
+        floorPhases: { spawn: median(floorPhases.spawn), fsync: median(floorPhases.fsync), http: median(floorPhases.http) }
+      }
+    }).pipe(Effect.provide(layer))
+  }).pipe(Effect.scoped)
+
+// ---------------------------------------------------------------------------
+// restore
+
+const RestoreOptions = Schema.Struct({ home: Schema.String, file: Schema.String })
+
+const memoryResult = (baseline: number, ms: number, extra: Record<string, unknown>) => ({
+  ms,
+  // ru_maxrss is in KiB: the peak resident set since the process started.
+  peakBytes: process.resourceUsage().maxRSS * 1024 - baseline,
+  ...extra
+})
+
+const restoreMino = (options: typeof RestoreOptions.Type) =>
+  Effect.gen(function*() {
+    const baseline = process.memoryUsage().rss
+    const started = now()
+    return yield* Effect.gen(function*() {
+      const store = yield* SessionStore
+      const context = yield* store.context
+      const records = yield* store.records
+      const ms = now() - started
+      return memoryResult(baseline, ms, { records: records.length, contextItems: context.length, notices: store.notices.length })
+    }).pipe(Effect.provide(SessionStore.layer({ home: options.home, sessionId: "bench" })), Effect.provide(NodeFileSystem.layer))
+  })
+
+const restoreRaw = (options: typeof RestoreOptions.Type) =>
+  Effect.sync(() => {
+    const baseline = process.memoryUsage().rss
+    const started = now()
+    const records = Fs.readFileSync(options.file, "utf8").split("\n").filter((line) => line.length > 0).map((line): unknown => JSON.parse(line))
+    const ms = now() - started
+    return memoryResult(baseline, ms, { records: records.length })
+  })
+
+// ---------------------------------------------------------------------------
+// overflow
+
+const OverflowOptions = Schema.Struct({ dir: Schema.String, runs: Schema.Int })
+
+const overflow = (options: typeof OverflowOptions.Type) =>
+  Effect.gen(function*() {
+    const runner = yield* BashRunner
+    const cwd = tempDir(options.dir, "work")
+    const run = (command: string) =>
+      Effect.gen(function*() {
+        const started = now()
+        const result = yield* Effect.scoped(runner.run({
+          command,
+          cwd,
+          env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin" },
+          timeoutMs: DEFAULT_TIMEOUT_MS,
+          outputLimitBytes: DEFAULT_OUTPUT_LIMIT_BYTES
+        }))
+        const ms = now() - started
+        if (Buffer.byteLength(result.output) !== DEFAULT_OUTPUT_LIMIT_BYTES) {
+          throw new Error(`${command}: expected ${DEFAULT_OUTPUT_LIMIT_BYTES} bytes of output, got ${Buffer.byteLength(result.output)}`)
+        }
+        return { ms, truncated: result.truncated === true }
+      })
+    const yes: Array<number> = []
+    const head: Array<number> = []
+    let truncated = true
+    for (let i = -2; i < options.runs; i++) {
+      const a = yield* run("yes")
+      const b = yield* run("head -c 65536 /dev/zero")
+      truncated &&= a.truncated
+      if (i < 0) continue
+      yes.push(a.ms)
+      head.push(b.ms)
+    }
+    return { yes: median(yes), head: median(head), truncated }
+  }).pipe(Effect.provide(BashRunner.layer))
+
+// ---------------------------------------------------------------------------
+
+const [mode = "", json = "{}"] = process.argv.slice(2)
+const options = <A, I>(schema: Schema.Schema<A, I>): A => Schema.decodeUnknownSync(Schema.parseJson(schema))(json)
+const program: Effect.Effect<unknown, unknown> =
+  mode === "step"
+    ? Effect.suspend(() => step(options(StepOptions)))
+    : mode === "restore-mino"
+      ? Effect.suspend(() => restoreMino(options(RestoreOptions)))
+      : mode === "restore-raw"
+        ? Effect.suspend(() => restoreRaw(options(RestoreOptions)))
+        : mode === "overflow"
+          ? Effect.suspend(() => overflow(options(OverflowOptions)))
+          : mode === "model"
+            ? Effect.suspend(() => model(options(Schema.Struct({ steps: Schema.Int }))))
+          : Effect.fail(`unknown mode ${JSON.stringify(mode)}`)
+
+Effect.runPromise(program).then(
+  (result) => {
+    process.stdout.write(JSON.stringify(result) + "\n")
+    process.exit(0)
+  },
+  (error: unknown) => {
+    process.stderr.write(`bench-program ${mode}: ${String(error)}\n`)
+    process.exit(1)
+  }
+)

@@ -1,0 +1,310 @@
+// `npm run bench [start|step|restore|overflow]`: Mino's costs, each as a median
+// and as a ratio to a floor measured in the same run, against the goals.
+//
+//   start     `node bin/mino.js` until its first `You> ` prompt  vs  `node -e 0`
+//   step      one Agent tool step (request, save, start, run `true`, save) with the real
+//             layers and a loopback model in its own process  vs  one bash spawn + two
+//             fsynced appends + one HTTP request for the same reply from the same model
+//   restore   opening a ~100,000-record, ~50 MB session with SessionStore  vs  readFileSync +
+//             split + JSON.parse; and its peak memory as a multiple of the file size
+//   overflow  BashRunner killing `yes` at the 64 KiB output limit  vs  BashRunner
+//             running `head -c 65536 /dev/zero`
+//
+// start runs the built CLI (npm run build); the others bundle scripts/bench-program.ts
+// from src into a temporary directory, so they need no build.
+import { spawn } from "node:child_process"
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync } from "node:fs"
+import { createServer } from "node:net"
+import { availableParallelism, tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import * as esbuild from "esbuild"
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url))
+const SCRATCH = realpathSync(mkdtempSync(join(tmpdir(), "mino-bench-")))
+process.on("exit", () => rmSync(SCRATCH, { recursive: true, force: true }))
+
+const GOALS = { start: 2.5, step: 1.5, restore: 1.5, restoreMemory: 3, overflow: 2 }
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)]
+}
+
+const ms = (value) => `${value.toFixed(1)} ms`
+
+const row = (name, value, floor, ratio, goal, ...notes) => ({ name, value, floor, ratio, goal, notes })
+
+// ---------------------------------------------------------------------------
+// a) start-up
+
+/** A loopback port nobody listens on: the model endpoint is never reached before the prompt. */
+const unusedPort = () =>
+  new Promise((resolve) => {
+    const server = createServer()
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address()
+      server.close(() => resolve(port))
+    })
+  })
+
+/** Milliseconds from spawn until `marker` appears on stdout (or until exit, without one). */
+const timeProcess = (args, env, cwd, marker) =>
+  new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint()
+    const child = spawn(process.execPath, args, { cwd, env, stdio: ["pipe", "pipe", "pipe"] })
+    let output = ""
+    let errors = ""
+    let seen
+    child.stdout.setEncoding("utf8")
+    child.stdout.on("data", (text) => {
+      output += text
+      if (marker !== undefined && seen === undefined && output.includes(marker)) {
+        seen = Number(process.hrtime.bigint() - started) / 1e6
+        child.stdin.end()
+      }
+    })
+    child.stderr.on("data", (text) => (errors += text))
+    child.on("error", reject)
+    child.on("close", () => {
+      const elapsed = Number(process.hrtime.bigint() - started) / 1e6
+      if (marker === undefined) return resolve(elapsed)
+      if (seen === undefined) return reject(new Error(`no ${JSON.stringify(marker)} prompt from mino:\n${output}${errors}`))
+      resolve(seen)
+    })
+    if (marker === undefined) child.stdin.end()
+  })
+
+const startup = async () => {
+  const main = join(ROOT, "dist", "cli", "main.js")
+  if (!existsSync(main)) throw new Error("dist/cli is missing: run `npm run build` first")
+  const built = statSync(main).mtimeMs
+  const stale = Math.max(newestSource(join(ROOT, "src")), statSync(join(ROOT, "scripts", "cli-loader.mjs")).mtimeMs) > built
+  const cwd = join(SCRATCH, "work")
+  mkdirSync(cwd, { recursive: true })
+  const port = await unusedPort()
+  const environment = (home) => {
+    const env = { ...process.env, HOME: home, OPENAI_API_KEY: "fake", OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1` }
+    for (const name of ["XDG_CACHE_HOME", "MINO_MODEL", "NODE_OPTIONS", "NODE_DISABLE_COMPILE_CACHE"]) delete env[name]
+    return env
+  }
+  // One home for all runs, as a user has: the first (warm-up) start fills the code cache.
+  const home = mkdtempSync(join(SCRATCH, "home-"))
+  const mino = () => timeProcess([join(ROOT, "bin", "mino.js")], environment(home), cwd, "You> ")
+  const bare = () => timeProcess(["-e", "0"], environment(home), cwd, undefined)
+  const minoTimes = []
+  const bareTimes = []
+  for (let i = -2; i < 15; i++) {
+    const a = await mino()
+    const b = await bare()
+    if (i < 0) continue
+    minoTimes.push(a)
+    bareTimes.push(b)
+  }
+  // For information: a first start, with only the build's code cache (no ~/.cache/mino yet).
+  const cold = []
+  for (let i = 0; i < 3; i++) cold.push(await timeProcess([join(ROOT, "bin", "mino.js")], environment(mkdtempSync(join(SCRATCH, "home-"))), cwd, "You> "))
+  const value = median(minoTimes)
+  const floor = median(bareTimes)
+  return [
+    row("a) start-up to first prompt", ms(value), `node -e 0 ${ms(floor)}`, value / floor, GOALS.start,
+      ...(stale ? ["dist/cli is older than its sources: run `npm run build` first"] : []),
+      `a first start, before ~/.cache/mino has a code cache: ${ms(median(cold))}`)
+  ]
+}
+
+const newestSource = (dir) =>
+  Math.max(...readdirSync(dir, { withFileTypes: true }).map((entry) =>
+    entry.isDirectory() ? newestSource(join(dir, entry.name)) : statSync(join(dir, entry.name)).mtimeMs))
+
+// ---------------------------------------------------------------------------
+// The bench program (b, c, d)
+
+let program
+const benchProgram = async () => {
+  if (program !== undefined) return program
+  program = join(SCRATCH, "bench-program.mjs")
+  await esbuild.build({
+    entryPoints: [join(ROOT, "scripts", "bench-program.ts")],
+    outfile: program,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    logLevel: "warning"
+  })
+  return program
+}
+
+const runProgram = async (mode, options) => {
+  const file = await benchProgram()
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [file, mode, JSON.stringify(options)], { cwd: SCRATCH, stdio: ["ignore", "pipe", "pipe"] })
+    let output = ""
+    let errors = ""
+    child.stdout.on("data", (text) => (output += text))
+    child.stderr.on("data", (text) => (errors += text))
+    child.on("error", reject)
+    child.on("close", (code) => {
+      if (code !== 0) return reject(new Error(`bench program ${mode} failed (${code}):\n${errors}`))
+      resolve(JSON.parse(output))
+    })
+  })
+}
+
+// ---------------------------------------------------------------------------
+// b) one tool step
+
+const step = async () => {
+  const result = await runProgram("step", { dir: SCRATCH, turns: 12, stepsPerTurn: 7, floorSamples: 6 })
+  const { phases, floorPhases } = result
+  // A step saves three records (response, start, result); the floor as asked has two fsyncs.
+  const withThird = result.floor + floorPhases.fsync / 2
+  return [
+    row("b) loop overhead per tool step", ms(result.step), `spawn+2 fsync+HTTP ${ms(result.floor)}`, result.step / result.floor, GOALS.step,
+      `${result.steps} steps: request ${ms(phases.request)}, save response ${ms(phases.save)}, ` +
+        `approve+save start ${ms(phases.approve)}, run+save result ${ms(phases.run)}`,
+      `floor: spawn ${ms(floorPhases.spawn)}, 2 fsyncs ${ms(floorPhases.fsync)}, HTTP ${ms(floorPhases.http)}; ` +
+        `with a third fsync ${ms(withThird)} (${(result.step / withThird).toFixed(2)}x)`)
+  ]
+}
+
+// ---------------------------------------------------------------------------
+// c) restoring a large session
+
+const RECORDS = 100_000
+
+/** About 50 MB of completed turns: chats, and tool turns with a reasoning item, a call and its result. */
+const writeSession = (file) =>
+  new Promise((resolve, reject) => {
+    const out = createWriteStream(file, { mode: 0o600 })
+    out.on("error", reject)
+    const words = "the session keeps every record a turn made so that a restart replays only completed turns and nothing is lost".split(" ")
+    const text = (n, seed) => Array.from({ length: n }, (_, i) => words[(i * 7 + seed) % words.length]).join(" ")
+    let written = 0
+    // The model's input items that the completed turns restore: what SessionStore must rebuild.
+    let contextItems = 0
+    let turn = 0
+    let chunk = ""
+    let time = Date.parse("2026-01-01T00:00:00Z")
+    const put = (record) => {
+      time += 1500
+      chunk += JSON.stringify({ ...record, time: new Date(time).toISOString() }) + "\n"
+      written += 1
+    }
+    const message = (turnId, n) => ({
+      type: "model_response",
+      turn_id: turnId,
+      response_id: `resp_${turnId}_${n}`,
+      output: [{
+        id: `msg_${turnId}_${n}`,
+        type: "message",
+        status: "completed",
+        role: "assistant",
+        content: [{ type: "output_text", text: text(100, turn + n), annotations: [] }]
+      }]
+    })
+    while (written + 6 <= RECORDS) {
+      turn += 1
+      const turnId = `00000000-0000-4000-8000-${turn.toString(16).padStart(12, "0")}`
+      put({ type: "user_input", turn_id: turnId, text: text(40, turn) })
+      if (turn % 2 === 0) {
+        const callId = `call_${turn}`
+        put({
+          type: "model_response",
+          turn_id: turnId,
+          response_id: `resp_${turnId}_0`,
+          output: [
+            { id: `rs_${turn}`, type: "reasoning", encrypted_content: `gAAAAB${"x".repeat(400)}`, summary: [] },
+            { id: `fc_${turn}`, type: "function_call", status: "completed", arguments: JSON.stringify({ command: "ls -la src" }), call_id: callId, name: "bash" }
+          ]
+        })
+        put({ type: "tool_start", turn_id: turnId, call_id: callId, name: "bash" })
+        put({ type: "tool_result", turn_id: turnId, call_id: callId, name: "bash", result: { status: "completed", output: text(110, turn), exit_code: 0 } })
+        put(message(turnId, 1))
+        contextItems += 5 // the question, reasoning, call, its output, the answer
+      } else {
+        put(message(turnId, 0))
+        contextItems += 2 // the question, the answer
+      }
+      put({ type: "turn_end", turn_id: turnId, status: "completed" })
+      if (chunk.length > 1 << 20) {
+        out.write(chunk)
+        chunk = ""
+      }
+    }
+    out.end(chunk, () => resolve({ records: written, contextItems, bytes: statSync(file).size }))
+  })
+
+const restore = async () => {
+  const home = join(SCRATCH, "restore-home")
+  const dir = join(home, ".mino", "sessions")
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  const file = join(dir, "bench.jsonl")
+  const { records, contextItems, bytes } = await writeSession(file)
+  const mino = []
+  const raw = []
+  for (let i = 0; i < 3; i++) {
+    mino.push(await runProgram("restore-mino", { home, file }))
+    raw.push(await runProgram("restore-raw", { home, file }))
+  }
+  if (mino[0].contextItems !== contextItems) {
+    throw new Error(`SessionStore restored ${mino[0].contextItems} context items; the session has ${contextItems}`)
+  }
+  const value = median(mino.map((r) => r.ms))
+  const floor = median(raw.map((r) => r.ms))
+  const memory = median(mino.map((r) => r.peakBytes)) / bytes
+  const rawMemory = median(raw.map((r) => r.peakBytes)) / bytes
+  const mb = (n) => `${(n / 1e6).toFixed(1)} MB`
+  return [
+    row("c) restore a 100k-record session", ms(value), `read+split+parse ${ms(floor)}`, value / floor, GOALS.restore,
+      `${records} records, ${mb(bytes)}`),
+    row("   peak memory of that restore", mb(median(mino.map((r) => r.peakBytes))), `file ${mb(bytes)}`, memory, GOALS.restoreMemory,
+      `peak RSS growth while restoring; read+split+parse peaks at ${rawMemory.toFixed(2)}x the file`)
+  ]
+}
+
+// ---------------------------------------------------------------------------
+// d) overflow stop
+
+const overflow = async () => {
+  const result = await runProgram("overflow", { dir: SCRATCH, runs: 15 })
+  if (!result.truncated) throw new Error("`yes` was not stopped at the output limit")
+  return [
+    row("d) overflow stop: `yes` to 64 KiB", ms(result.yes), `head -c 65536 ${ms(result.head)}`, result.yes / result.head, GOALS.overflow)
+  ]
+}
+
+// ---------------------------------------------------------------------------
+
+const BENCHES = { start: startup, step, restore, overflow }
+const chosen = process.argv[2]
+if (chosen !== undefined && !(chosen in BENCHES)) {
+  process.stderr.write(`usage: node scripts/bench.mjs [${Object.keys(BENCHES).join("|")}]\n`)
+  process.exit(2)
+}
+
+const started = Date.now()
+process.stdout.write(`Mino bench: node ${process.version}, ${availableParallelism()} CPUs; medians, ratio to the floor measured in the same run\n\n`)
+const header = ["", "median", "floor", "ratio", "goal", ""]
+const lines = [header]
+for (const [name, bench] of Object.entries(BENCHES)) {
+  if (chosen !== undefined && chosen !== name) continue
+  let rows
+  try {
+    rows = await bench()
+  } catch (error) {
+    process.exitCode = 1
+    lines.push([`${name}: could not be measured: ${error instanceof Error ? error.message : String(error)}`])
+    continue
+  }
+  for (const r of rows) {
+    lines.push([r.name, r.value, r.floor, `${r.ratio.toFixed(2)}x`, `<= ${r.goal}x`, r.ratio <= r.goal ? "PASS" : "MISS"])
+    for (const note of r.notes) lines.push([`     ${note}`])
+  }
+}
+const widths = header.map((_, i) => Math.max(...lines.filter((l) => l.length > 1).map((l) => (l[i] ?? "").length)))
+for (const line of lines) {
+  process.stdout.write((line.length === 1 ? line[0] : line.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join("  ")) + "\n")
+}
+process.stdout.write(`\n${((Date.now() - started) / 1000).toFixed(0)} s\n`)

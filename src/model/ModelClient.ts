@@ -17,6 +17,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as Secrets from "../security/Secrets.js"
 import type { ToolDefinition } from "../tools/Tool.js"
 
 export interface ModelRequest {
@@ -93,7 +94,7 @@ const make = (config: ModelClientConfig) =>
     const idleTimeoutMs = config.idleTimeoutMs ?? 120_000
 
     const error = (reason: ModelError["reason"], message: string, status?: number): ModelError => {
-      const scrubbed = config.apiKey === "" ? message : message.split(config.apiKey).join("[redacted]")
+      const scrubbed = Secrets.redact(message, [config.apiKey])
       const line = scrubbed.replace(/\s+/g, " ").trim()
       return new ModelError({
         reason,

@@ -20,6 +20,7 @@ import type { PlatformError } from "@effect/platform/Error"
 import * as Path from "node:path"
 import { contextItems, KnownLine, SessionRecord } from "./Records.js"
 import { closeOpenTurns, INTERRUPTED_NOTICE } from "./Recovery.js"
+import * as Secrets from "../security/Secrets.js"
 import * as SessionLock from "./SessionLock.js"
 
 export class SessionWriteError extends Schema.TaggedError<SessionWriteError>()("SessionWriteError", {
@@ -107,13 +108,13 @@ const open = (options: SessionOptions) =>
     // The length of the committed prefix of the file, so a failed append can be taken back.
     const committedSize = yield* Ref.make((yield* file.stat.pipe(Effect.mapError(openError(path)))).size)
     const broken = yield* Ref.make<Option.Option<SessionWriteError>>(Option.none())
-    const secrets = (options.secrets ?? []).filter((secret) => secret.length > 0)
+    const secrets = Secrets.effective(options.secrets ?? [])
 
     const append = Effect.fn("SessionStore.append")(function*(record: SessionRecord) {
       const failure = yield* Ref.get(broken)
       if (Option.isSome(failure)) return yield* failure.value
       const stamped = { ...record, time: record.time ?? new Date(yield* Clock.currentTimeMillis).toISOString() }
-      const line = new TextEncoder().encode(redact(JSON.stringify(stamped), secrets) + "\n")
+      const line = new TextEncoder().encode(Secrets.redact(JSON.stringify(stamped), secrets) + "\n")
       const size = yield* Ref.get(committedSize)
       yield* file.writeAll(line).pipe(
         Effect.zipRight(file.sync),
@@ -271,8 +272,6 @@ const newestConversation = (fs: FileSystem.FileSystem, dir: string) =>
     return `${stamp}-${random.join("")}`
   })
 
-const redact = (text: string, secrets: ReadonlyArray<string>): string =>
-  secrets.reduce((current, secret) => current.split(secret).join("[redacted]"), text)
 
 /** One line for the user: the errno when the platform only says "Unknown". */
 export const describe = (error: PlatformError): string => {

@@ -18,6 +18,7 @@ import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
+import * as Secrets from "../security/Secrets.js"
 
 export interface TerminalShape {
   /** Standard input is a terminal: only then can anything be approved. */
@@ -86,8 +87,8 @@ const make = (options: TerminalOptions) =>
       (rl) => Effect.sync(() => rl.close())
     )
     void reader
-    const secrets = (options.secrets ?? []).filter((secret) => secret.length > 0)
-    const redact = (text: string) => secrets.reduce((current, secret) => current.split(secret).join("[redacted]"), text)
+    const secrets = Secrets.effective(options.secrets ?? [])
+    const redact = (text: string) => Secrets.redact(text, secrets)
 
     // Streamed model text can split a secret across writes: each write keeps back
     // a tail that could begin one, until the next write shows what follows it.

@@ -19,6 +19,8 @@
  * parent `PATH` or `LANG` dropped this way falls back to the default).
  */
 
+import * as Secrets from "../../security/Secrets.js"
+
 /** The names a child environment can contain, in the order they are listed. */
 export const CHILD_ENVIRONMENT_NAMES = [
   "PATH",
@@ -51,7 +53,7 @@ const containsSecret = (value: string, secrets: ReadonlyArray<string>): boolean 
 /** Builds the child environment; entries come in `CHILD_ENVIRONMENT_NAMES` order. */
 export const make = (options: ChildEnvironmentOptions): Readonly<Record<string, string>> => {
   const { cwd, parentEnv } = options
-  const secrets = options.secrets.filter((secret) => secret.length > 0)
+  const secrets = Secrets.effective(options.secrets)
   // An empty value counts as unset: `PATH=` would leave bash unable to find anything.
   const fromParent = (name: string): string | undefined => {
     const value = parentEnv[name]

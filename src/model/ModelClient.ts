@@ -76,6 +76,37 @@ const Incomplete = Schema.Struct({
 const ErrorEvent = Schema.Struct({ message: Schema.optional(Schema.NullOr(Schema.String)) })
 const ErrorBody = Schema.Struct({ message: Schema.String })
 
+// Built once: a decoder per event would be rebuilt for every streamed token.
+const decodeTyped = Schema.decodeUnknownOption(Typed)
+const decodeDelta = Schema.decodeUnknownOption(Delta)
+const decodeCompleted = Schema.decodeUnknownOption(Completed)
+const decodeFailed = Schema.decodeUnknownOption(Failed)
+const decodeIncomplete = Schema.decodeUnknownOption(Incomplete)
+const decodeErrorEvent = Schema.decodeUnknownOption(ErrorEvent)
+const decodeErrorBody = Schema.decodeUnknownOption(ErrorBody)
+
+/** Raised inside `idle` when no event arrives in time. */
+class Idle {}
+
+/**
+ * `promise`, or a rejection with `Idle` if it takes longer than `ms`. A plain
+ * timer per read: an Effect timeout per streamed event would fork a fiber each.
+ */
+const idle = <A>(promise: Promise<A>, ms: number): Promise<A> =>
+  new Promise<A>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Idle()), ms)
+    promise.then(
+      (value) => {
+        clearTimeout(timer)
+        resolve(value)
+      },
+      (cause: unknown) => {
+        clearTimeout(timer)
+        reject(cause)
+      }
+    )
+  })
+
 /** The innermost message of an error chain (`fetch failed` → `connect ECONNREFUSED …`). */
 const rootMessage = (cause: unknown): string => {
   let message = String(cause)
@@ -129,7 +160,7 @@ const make = (config: ModelClientConfig) =>
         return error("connection", `model request failed: cannot connect to ${baseURL}: ${rootMessage(cause)}`)
       }
       if (cause instanceof sdk.APIError && cause.status !== undefined) {
-        const detail = Option.match(Schema.decodeUnknownOption(ErrorBody)(cause.error), {
+        const detail = Option.match(decodeErrorBody(cause.error), {
           onNone: () => cause.message.replace(/^\d{3}\s*/, ""),
           onSome: (body) => body.message
         })
@@ -149,37 +180,37 @@ const make = (config: ModelClientConfig) =>
 
     /** What one streamed event means for the caller; events not listed are progress only. */
     const interpret = (event: unknown): Effect.Effect<Chunk.Chunk<ModelEvent>, ModelError> => {
-      const type = Option.match(Schema.decodeUnknownOption(Typed)(event), {
+      const type = Option.match(decodeTyped(event), {
         onNone: () => "",
         onSome: (typed) => typed.type
       })
       switch (type) {
         case "response.output_text.delta":
         case "response.refusal.delta":
-          return Option.match(Schema.decodeUnknownOption(Delta)(event), {
+          return Option.match(decodeDelta(event), {
             onNone: () => Effect.fail(error("protocol", `model stream sent a malformed ${type} event`)),
             onSome: ({ delta }) => Effect.succeed(Chunk.of<ModelEvent>({ _tag: "TextDelta", text: delta }))
           })
         case "response.completed":
-          return Option.match(Schema.decodeUnknownOption(Completed)(event), {
+          return Option.match(decodeCompleted(event), {
             onNone: () => Effect.fail(error("protocol", "model stream sent a malformed response.completed event")),
             onSome: ({ response }) =>
               Effect.succeed(Chunk.of<ModelEvent>({ _tag: "Completed", response: { id: response.id, output: response.output } }))
           })
         case "response.failed": {
-          const detail = Option.flatMap(Schema.decodeUnknownOption(Failed)(event), (failed) =>
+          const detail = Option.flatMap(decodeFailed(event), (failed) =>
             Option.fromNullable(failed.response.error?.message)
           )
           return Effect.fail(error("failed", `model response failed: ${Option.getOrElse(detail, () => "no reason given")}`))
         }
         case "response.incomplete": {
-          const reason = Option.flatMap(Schema.decodeUnknownOption(Incomplete)(event), (incomplete) =>
+          const reason = Option.flatMap(decodeIncomplete(event), (incomplete) =>
             Option.fromNullable(incomplete.response.incomplete_details?.reason)
           )
           return Effect.fail(error("incomplete", `model response incomplete: ${Option.getOrElse(reason, () => "no reason given")}`))
         }
         case "error": {
-          const message = Option.flatMap(Schema.decodeUnknownOption(ErrorEvent)(event), (failure) =>
+          const message = Option.flatMap(decodeErrorEvent(event), (failure) =>
             Option.fromNullable(failure.message)
           )
           return Effect.fail(error("failed", `model stream error: ${Option.getOrElse(message, () => "no message given")}`))
@@ -224,14 +255,12 @@ const make = (config: ModelClientConfig) =>
 
           const iterator = events[Symbol.asyncIterator]()
           const next = Effect.tryPromise({
-            try: () => iterator.next(),
-            catch: (cause) => streamError(sdk, cause)
-          }).pipe(
-            Effect.timeoutFail({
-              duration: idleTimeoutMs,
-              onTimeout: () => error("timeout", `model stream timed out: no event for ${formatMs(idleTimeoutMs)}`)
-            })
-          )
+            try: () => idle(iterator.next(), idleTimeoutMs),
+            catch: (cause) =>
+              cause instanceof Idle
+                ? error("timeout", `model stream timed out: no event for ${formatMs(idleTimeoutMs)}`)
+                : streamError(sdk, cause)
+          })
 
           let completed = false
           const pull = Effect.gen(function* () {

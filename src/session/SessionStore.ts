@@ -9,7 +9,6 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
@@ -104,7 +103,7 @@ const open = (options: SessionOptions) =>
     yield* fs.chmod(path, 0o600).pipe(Effect.mapError(openError(path)))
     if (!existed) yield* syncDirectory(fs, dir).pipe(Effect.mapError(openError(dir)))
 
-    const state = yield* Ref.make(replay(read.records))
+    const conversation = new Conversation(read.records)
     // The length of the committed prefix of the file, so a failed append can be taken back.
     const committedSize = yield* Ref.make((yield* file.stat.pipe(Effect.mapError(openError(path)))).size)
     const broken = yield* Ref.make<Option.Option<SessionWriteError>>(Option.none())
@@ -126,7 +125,7 @@ const open = (options: SessionOptions) =>
         Effect.tapError((error) => Ref.set(broken, Option.some(error)))
       )
       yield* Ref.set(committedSize, FileSystem.Size(BigInt(size) + BigInt(line.byteLength)))
-      yield* Ref.update(state, (current) => advance(current, stamped))
+      conversation.add(stamped)
     })
 
     const closing = closeOpenTurns(read.records, now)
@@ -137,88 +136,81 @@ const open = (options: SessionOptions) =>
       sessionId,
       path,
       notices,
-      context: Effect.map(Ref.get(state), (s) => s.context),
-      records: Effect.map(Ref.get(state), (s) => s.records),
+      context: Effect.sync(() => conversation.context.slice()),
+      records: Effect.sync(() => conversation.records.slice()),
       append
     })
   })
 
 // ---------------------------------------------------------------------------
 // In-memory state: what replay sees. Items of an open turn wait in `pending`
-// and join `context` only when the turn ends `completed`.
+// and join `context` only when the turn ends `completed`. It is changed only
+// by `add`, which `append` calls after the record is durable.
 
-interface State {
-  readonly records: ReadonlyArray<SessionRecord>
-  readonly context: ReadonlyArray<Item>
-  readonly pending: ReadonlyMap<string, ReadonlyArray<Item>>
-}
+class Conversation {
+  readonly records: Array<SessionRecord> = []
+  readonly context: Array<Item> = []
+  private readonly pending = new Map<string, Array<Item>>()
 
-const replay = (records: ReadonlyArray<SessionRecord>): State => {
-  const context: Array<Item> = []
-  const pending = new Map<string, Array<Item>>()
-  for (const record of records) {
+  constructor(records: ReadonlyArray<SessionRecord>) {
+    for (const record of records) this.add(record)
+  }
+
+  add(record: SessionRecord): void {
+    this.records.push(record)
+    const turn = this.pending.get(record.turn_id)
     if (record.type === "turn_end") {
-      if (record.status === "completed") context.push(...(pending.get(record.turn_id) ?? []))
-      pending.delete(record.turn_id)
+      if (record.status === "completed" && turn !== undefined) for (const item of turn) this.context.push(item)
+      this.pending.delete(record.turn_id)
+    } else if (turn === undefined) {
+      this.pending.set(record.turn_id, [...contextItems(record)])
     } else {
-      const items = pending.get(record.turn_id) ?? []
-      items.push(...contextItems(record))
-      pending.set(record.turn_id, items)
+      for (const item of contextItems(record)) turn.push(item)
     }
   }
-  return { records, context, pending }
-}
-
-const advance = (state: State, record: SessionRecord): State => {
-  const pending = new Map(state.pending)
-  const turn = pending.get(record.turn_id) ?? []
-  let context = state.context
-  if (record.type === "turn_end") {
-    if (record.status === "completed") context = [...context, ...turn]
-    pending.delete(record.turn_id)
-  } else {
-    pending.set(record.turn_id, [...turn, ...contextItems(record)])
-  }
-  return { records: [...state.records, record], context, pending }
 }
 
 // ---------------------------------------------------------------------------
 // Reading the file: complete lines are records; a final line without its
 // newline was never committed (the write was cut short) and is set aside, as is
-// any line that does not parse.
+// any line that does not parse. Lines are decoded one at a time from the bytes,
+// so the whole file never exists as one string beside its parsed records.
 
 interface ReadResult {
   readonly records: ReadonlyArray<SessionRecord>
-  /** The raw text of every line kept, in order (unknown record types included). */
-  readonly kept: ReadonlyArray<string>
+  /** The bytes read, and where each readable line (unknown record types included) starts and ends. */
+  readonly bytes: Uint8Array
+  readonly kept: ReadonlyArray<readonly [number, number]>
   readonly rejected: ReadonlyArray<string>
 }
 
-const emptyRead: ReadResult = { records: [], kept: [], rejected: [] }
+const emptyRead: ReadResult = { records: [], bytes: new Uint8Array(), kept: [], rejected: [] }
 
-const decodeRecord = Schema.decodeUnknownEither(SessionRecord)
-const decodeKnown = Schema.decodeUnknownEither(KnownLine)
+const isRecord = Schema.is(SessionRecord)
+const isKnown = Schema.is(KnownLine)
 
 const readRecords = (fs: FileSystem.FileSystem, path: string) =>
-  Effect.map(fs.readFileString(path), (text): ReadResult => {
+  Effect.map(fs.readFile(path), (bytes): ReadResult => {
     const records: Array<SessionRecord> = []
-    const kept: Array<string> = []
+    const kept: Array<readonly [number, number]> = []
     const rejected: Array<string> = []
-    const lines = text.split("\n")
-    const tail = lines.pop() ?? ""
-    if (tail.length > 0) rejected.push(tail)
-    for (const line of lines) {
-      if (line.length === 0) continue
-      const json = parseJson(line)
-      if (json === undefined || Either.isLeft(decodeKnown(json))) {
-        rejected.push(line)
-        continue
+    const decoder = new TextDecoder()
+    let start = 0
+    while (start < bytes.length) {
+      const newline = bytes.indexOf(0x0a, start)
+      const end = newline === -1 ? bytes.length : newline
+      if (end > start) {
+        const line = decoder.decode(bytes.subarray(start, end))
+        const json = newline === -1 ? undefined : parseJson(line)
+        if (json === undefined || !isKnown(json)) rejected.push(line)
+        else {
+          kept.push([start, end + 1])
+          if (isRecord(json)) records.push(json)
+        }
       }
-      kept.push(line)
-      const record = decodeRecord(json)
-      if (Either.isRight(record)) records.push(record.right)
+      start = end + 1
     }
-    return { records, kept, rejected }
+    return { records, bytes, kept, rejected }
   })
 
 const parseJson = (line: string): unknown => {
@@ -233,18 +225,18 @@ const parseJson = (line: string): unknown => {
 const setAside = (fs: FileSystem.FileSystem, path: string, read: ReadResult, now: string) =>
   Effect.gen(function*() {
     const aside = `${path}.set-aside-${now.replace(/[:.]/g, "-")}`
-    yield* writeDurably(fs, aside, read.rejected.join("\n") + "\n")
+    yield* writeDurably(fs, aside, new TextEncoder().encode(read.rejected.join("\n") + "\n"))
     const temporary = `${path}.rewrite`
-    yield* writeDurably(fs, temporary, read.kept.map((line) => line + "\n").join(""))
+    yield* writeDurably(fs, temporary, Buffer.concat(read.kept.map(([start, end]) => read.bytes.subarray(start, end))))
     yield* fs.rename(temporary, path)
     yield* syncDirectory(fs, Path.dirname(path))
     return aside
   })
 
-const writeDurably = (fs: FileSystem.FileSystem, path: string, text: string) =>
+const writeDurably = (fs: FileSystem.FileSystem, path: string, bytes: Uint8Array) =>
   Effect.scoped(Effect.gen(function*() {
     const file = yield* fs.open(path, { flag: "w", mode: 0o600 })
-    yield* file.writeAll(new TextEncoder().encode(text))
+    yield* file.writeAll(bytes)
     yield* file.sync
   }))
 

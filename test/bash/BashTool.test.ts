@@ -138,6 +138,15 @@ describe("BashTool prepare rejects", () => {
     })
   )
 
+  it.effect("U+FFFD, which is what invalid UTF-8 on the wire decodes to", () =>
+    Effect.gen(function* () {
+      const message = "\"command\" contains invalid text (U+FFFD, the mark of undecodable UTF-8)"
+      const invalidUtf8 = new TextDecoder().decode(new Uint8Array([0x65, 0x63, 0x68, 0x6f, 0x20, 0xff, 0xfe]))
+      expect(yield* rejectionOf(JSON.stringify({ command: invalidUtf8 }))).toBe(message)
+      expect(yield* rejectionOf("{\"command\": \"echo \\ufffd\"}")).toBe(message)
+    })
+  )
+
   it.effect("NUL characters", () =>
     Effect.gen(function* () {
       expect(yield* rejectionOf("{\"command\": \"echo a\\u0000b\"}")).toBe("\"command\" contains a NUL character")

@@ -226,8 +226,9 @@ const oracle = (raw: string): Verdict => {
   if (typeof command !== "string") return reject("type")
   // BashTool's rule: `command.trim() === ""` is empty.
   if (command.trim() === "") return reject("empty")
-  if (command.includes("\u0000")) return reject("NUL")
   if (hasLoneSurrogate(command)) return reject("surrogate")
+  if (command.includes("\ufffd")) return reject("replacement")
+  if (command.includes("\u0000")) return reject("NUL")
   if (utf8Bytes(command) > BashTool.MAX_COMMAND_BYTES) return reject("size")
   return { ok: true, command }
 }
@@ -493,6 +494,8 @@ describe("Prepare under fuzzing", () => {
       ["{\"command\":\"a\\u0000\"}", false],
       ["{\"command\":\"\\ud800\"}", false],
       ["{\"command\":\"\\ud83d\\ude00\"}", true],
+      ["{\"command\":\"echo \ufffd\"}", false],
+      ["{\"command\":\"echo \\ufffd\"}", false],
       [JSON.stringify({ command: "a".repeat(16_384) }), true],
       [JSON.stringify({ command: "a".repeat(16_385) }), false],
       ["{\"__proto__\":{},\"command\":\"ls\"}", false]

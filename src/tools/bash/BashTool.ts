@@ -137,6 +137,10 @@ const checkArguments = (rawArguments: string): Either.Either<string, string> => 
   if (LONE_SURROGATE.test(command)) {
     return Either.left("\"command\" contains invalid text (an unpaired UTF-16 surrogate)")
   }
+  // Invalid UTF-8 on the wire reaches us decoded as U+FFFD: what ran would not be what was sent.
+  if (command.includes("\ufffd")) {
+    return Either.left("\"command\" contains invalid text (U+FFFD, the mark of undecodable UTF-8)")
+  }
   if (command.includes("\u0000")) return Either.left("\"command\" contains a NUL character")
   const bytes = Buffer.byteLength(command, "utf8")
   if (bytes > MAX_COMMAND_BYTES) {

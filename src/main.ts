@@ -12,6 +12,7 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import * as Cause from "effect/Cause"
+import * as Console from "effect/Console"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -111,7 +112,28 @@ const teardown = <E, A>(exit: Exit.Exit<E, A>, onExit: (code: number) => void) =
 // a command executor and a worker manager, whose modules cost start-up time.
 const platform = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer)
 
+const SGR = /\u001b\[[0-9;]*m/g
+const colour = process.stdout.isTTY === true && (process.env["NO_COLOR"] ?? "") === ""
+
+/**
+ * What @effect/cli prints itself: help in colour only on a terminal without
+ * NO_COLOR, and a bad flag's message (which it follows with a blank line) as
+ * one line naming the program.
+ */
+const cliConsole = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Console.consoleWith((console) =>
+    Effect.withConsole(effect, {
+      ...console,
+      log: (...args: ReadonlyArray<unknown>) => console.log(...args.map((arg) => (colour ? arg : String(arg).replace(SGR, "")))),
+      error: (...args: ReadonlyArray<unknown>) =>
+        Effect.sync(() => {
+          const text = args.map(String).join(" ").replace(SGR, "").replace(/\s*\n\s*/g, " ").trim()
+          if (text.length > 0) process.stderr.write(`mino: ${text}\n`)
+        })
+    }))
+
 cli(process.argv).pipe(
+  cliConsole,
   Effect.provide(platform),
   NodeRuntime.runMain({ disableErrorReporting: true, teardown })
 )

@@ -36,7 +36,18 @@ describe("mino's command line", () => {
       const run = yield* runPlain(["--bogus"], environment(box, "http://127.0.0.1:9/v1"), box.cwd)
       expect(run.code).toBe(2)
       expect(run.stdout).not.toContain("You> ")
-      expect(run.stderr).toMatch(/bogus/)
+      expect(run.stderr).toBe("mino: Received unknown argument: '--bogus'\n")
       expect(fs.existsSync(path.join(box.home, ".mino"))).toBe(false)
+    }))
+
+  it.scopedLive("--help describes the command and its options, without colour when piped", () =>
+    Effect.gen(function*() {
+      const box = yield* sandbox
+      const run = yield* runPlain(["--help"], environment(box, "http://127.0.0.1:9/v1"), box.cwd)
+      expect(run.code).toBe(0)
+      expect(run.stdout).toContain("A terminal coding agent")
+      expect(run.stdout).toContain("--model")
+      expect(run.stdout).toContain("--demo")
+      expect(run.stdout).not.toContain("\u001b[")
     }))
 })

@@ -29,7 +29,8 @@ export const run = (options: GatewayOptions) =>
 
     const screen = yield* renderer
     while (true) {
-      const line = yield* terminal.readLine(terminal.style("bold", "You> "))
+      // Ctrl+C at the prompt exits; end the prompt's line first.
+      const line = yield* terminal.readLine(terminal.style("bold", "You> ")).pipe(Effect.onInterrupt(() => terminal.write("\n")))
       if (Option.isNone(line)) return
       if (line.value.trim().length === 0) continue
       yield* terminal.write("\n")

@@ -124,7 +124,9 @@ const cliConsole = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Console.consoleWith((console) =>
     Effect.withConsole(effect, {
       ...console,
-      log: (...args: ReadonlyArray<unknown>) => console.log(...args.map((arg) => (colour ? arg : String(arg).replace(SGR, "")))),
+      // Its documents end with a newline of their own; console.log adds another.
+      log: (...args: ReadonlyArray<unknown>) =>
+        console.log(...args.map((arg) => (colour ? String(arg) : String(arg).replace(SGR, "")).replace(/\n+$/, ""))),
       error: (...args: ReadonlyArray<unknown>) =>
         Effect.sync(() => {
           const text = args.map(String).join(" ").replace(SGR, "").replace(/\s*\n\s*/g, " ").trim()

@@ -27,7 +27,7 @@ describe("mino's command line", () => {
       const box = yield* sandbox
       const run = yield* runPlain(["--version"], environment(box, "http://127.0.0.1:9/v1"), box.cwd)
       expect(run.code).toBe(0)
-      expect(run.stdout.trim()).toBe(packageVersion())
+      expect(run.stdout).toBe(`${packageVersion()}\n`)
     }))
 
   it.scopedLive("an unknown option exits 2 without starting a chat", () =>

@@ -82,7 +82,8 @@ const make = (config: AgentConfig) =>
         const open = new Map<string, { readonly name: string; started: boolean }>()
         const usedIds = new Set<string>()
         let requests = 0
-        let callsRun = 0
+        // Every call of an accepted batch counts, whether it ran, was denied or was invalid.
+        let calls = 0
 
         const saveResult = (call: { readonly call_id: string; readonly name: string }, result: ToolResult.ToolResult) =>
           Effect.gen(function*() {
@@ -109,7 +110,6 @@ const make = (config: AgentConfig) =>
             }
             yield* save({ type: "tool_start", turn_id: turnId, call_id: call.call_id, name: call.name })
             open.set(call.call_id, { name: call.name, started: true })
-            callsRun += 1
             yield* emit({ _tag: "ToolRunning", callId: call.call_id, display: prepared.right.display })
             const result = yield* Effect.scoped(prepared.right.execute)
             yield* saveResult(call, result)
@@ -127,19 +127,20 @@ const make = (config: AgentConfig) =>
               response_id: response.id,
               output: response.output
             }
-            const calls = validate(response.output, usedIds)
+            const batch = validate(response.output, usedIds)
             yield* save(record)
             items.push(...response.output)
             yield* emit({ _tag: "ModelResponded" })
-            if (Either.isLeft(calls)) return yield* new TurnStop({ status: "failed", reason: `invalid response: ${calls.left}` })
-            if (calls.right.length === 0) return yield* end("completed")
-            for (const call of calls.right) {
+            if (Either.isLeft(batch)) return yield* new TurnStop({ status: "failed", reason: `invalid response: ${batch.left}` })
+            if (batch.right.length === 0) return yield* end("completed")
+            for (const call of batch.right) {
               usedIds.add(call.call_id)
               open.set(call.call_id, { name: call.name, started: false })
             }
-            const refusal = batchRefusal(requests, callsRun, calls.right.length)
+            const refusal = batchRefusal(requests, calls, batch.right.length)
             if (refusal !== undefined) return yield* new TurnStop({ status: "failed", reason: refusal })
-            for (const call of calls.right) yield* runCall(call)
+            calls += batch.right.length
+            for (const call of batch.right) yield* runCall(call)
           }
         })
 

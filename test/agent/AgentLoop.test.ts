@@ -211,6 +211,18 @@ describe("Agent loop", () => {
       expect(ran).toHaveLength(26)
     }))
 
+  it.scopedLive("denied calls count toward the 16-call limit too", () =>
+    Effect.gen(function*() {
+      const batch = (prefix: string, size: number) => Array.from({ length: size }, (_, i) => echo(`${prefix}${i}`))
+      const home = tempDir("agent")
+      const server = yield* scriptedModel([ResponsesServer.toolCallResponse(batch("d", 10)), ResponsesServer.toolCallResponse(batch("e", 7))])
+      const { outcome } = yield* withAgent({ home, url: server.url, tools: [EchoTool.make()], approve: () => false }, turn("deny all"))
+      expect(outcome.status).toBe("failed")
+      expect(outcome.reason).toMatch(/limit of 16/)
+      const statuses = sessionLines(home).filter((l) => l["type"] === "tool_result").map((l) => (l["result"] as { status: string }).status)
+      expect(statuses).toEqual([...Array(10).fill("denied"), ...Array(7).fill("not_executed")])
+    }))
+
   it.scopedLive("a second turn while one runs is rejected as busy before its input is written", () =>
     Effect.gen(function*() {
       const home = tempDir("agent")

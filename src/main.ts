@@ -30,9 +30,9 @@ import { erase } from "./tools/Tool.js"
 import { ToolRegistry } from "./tools/ToolRegistry.js"
 import { BashRunner } from "./tools/bash/BashRunner.js"
 import * as BashTool from "./tools/bash/BashTool.js"
+import { DEFAULT_MODEL } from "./defaults.js"
 import { VERSION } from "./version.js"
 
-export const DEFAULT_MODEL = "gpt-5.1"
 
 /** An expected way to stop: `message` goes to stderr as one line, then exit with `code`. */
 class Stop extends Data.TaggedError("Stop")<{ readonly code: number; readonly message?: string }> {}

@@ -89,14 +89,14 @@ export interface Run {
   readonly stderr: string
 }
 
-/** Runs mino without a terminal (stdin closed) to its end. */
-export const runPlain = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>>, cwd: string) =>
+/** Runs mino without a terminal to its end; `input` is piped to it (default: nothing). */
+export const runPlain = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>>, cwd: string, input = "") =>
   Effect.async<Run>((resume) => {
     const child = execFile(process.execPath, [BIN, ...args], { env, cwd, timeout: 15_000 }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === "number" ? error.code : null
       resume(Effect.succeed({ code, stdout, stderr }))
     })
-    child.stdin?.end()
+    child.stdin?.end(input)
   })
 
 // ---------------------------------------------------------------------------

@@ -29,6 +29,12 @@ const code = (ch: string): string => {
 export const forDisplay = (text: string): string =>
   text.replace(UNSAFE, (ch) => (PRESENTATION.has(ch) ? ch : NAMED[ch] ?? code(ch)))
 
+/**
+ * A value shown as one line whose escapes read back one way: backslashes are
+ * doubled first, so a name holding the text `\n` differs from one holding a newline.
+ */
+export const forValue = (text: string): string => forLine(text.replace(/\\/g, "\\\\"))
+
 /** Escapes for a single line: newlines and tabs are escaped too. */
 export const forLine = (text: string): string =>
   forDisplay(text).replace(/\n/g, "\\n").replace(/\t/g, "\\t")

@@ -244,6 +244,18 @@ describe("BashTool prepare", () => {
     })
   )
 
+  it.effect("a directory holding the text \\n reads differently from one holding a newline", () =>
+    Effect.gen(function* () {
+      const shown = (cwd: string) =>
+        makeTool({ cwd }).pipe(
+          Effect.flatMap((tool) => tool.prepare("{\"command\":\"ls\"}")),
+          Effect.map(({ display }) => display.fields.find((field) => field.label === "Directory")?.value)
+        )
+      expect(yield* shown("/tmp/a\\nb")).toBe("/tmp/a\\\\nb")
+      expect(yield* shown("/tmp/a\nb")).toBe("/tmp/a\\nb")
+    })
+  )
+
   it.live("executes nothing; execute runs exactly the prepared operation", () =>
     Effect.gen(function* () {
       const tool = yield* makeTool()

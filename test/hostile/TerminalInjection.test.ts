@@ -40,6 +40,9 @@ const ON_APPROVAL = "\n"
 // Model text and command output keep their line breaks and tabs, and emoji their presentation selectors.
 const IN_TEXT = "\n\t\ufe0e\ufe0f"
 
+/** Reads back a Directory or Environment value: there a doubled backslash is one backslash. */
+const unescapeValue = (shown: string): string => shown.split("\\\\").map(unescape).join("\\")
+
 /** Reads back escaped display text, for originals without backslashes. */
 const unescape = (shown: string): string =>
   shown.replace(/\\(e|r|n|t|b|f|v|x[0-9a-f]{2}|u\{[0-9a-f]+\}|u[0-9a-f]{4})/g, (_, escape: string) => {
@@ -88,12 +91,12 @@ const approvalScreen = (tool: Effect.Effect.Success<typeof makeTool>, command: s
   expect(JSON.parse(lines[1]!.slice("Command: ".length))).toBe(command)
   expect(prepared.operation.command).toBe(command)
   expect(lines[2]!.startsWith("Directory: ")).toBe(true)
-  expect(unescape(lines[2]!.slice("Directory: ".length))).toBe(cwd)
+  expect(unescapeValue(lines[2]!.slice("Directory: ".length))).toBe(cwd)
   expect(lines[3]).toBe("Environment:")
   env.forEach(([name, value], i) => {
     const line = lines[4 + i]!
     expect(line.startsWith("  ")).toBe(true)
-    expect(unescape(line.slice(2))).toBe(`${name}=${value}`)
+    expect(unescapeValue(line.slice(2))).toBe(`${name}=${value}`)
   })
   expect(lines.slice(4 + env.length)).toEqual([
     "Timeout: 30 s",
@@ -136,7 +139,7 @@ describe("the approval screen", () => {
       // The directory and the environment are shown, escaped, on their own lines.
       const screen = approvalScreen(tool, "ls")
       expect(screen).toContain("evil\\e[2J\\nDirectory: /home/safe\\u202e\\u200b\n")
-      expect(screen).toContain("  HOME=/home/\\e]52;c;cm0gLXJmIH4=\\x07me\\e]8;;https://evil.example\\e\\\n")
+      expect(screen).toContain("  HOME=/home/\\e]52;c;cm0gLXJmIH4=\\x07me\\e]8;;https://evil.example\\e\\\\\n")
       expect(screen).toContain("  USER=bob\\r\\e[2KUSER=root\n")
       expect(screen).toContain("  LOGNAME=x\\x9b2Jy\\x85\n")
       expect(screen).toContain("  LANG=C.UTF-8\\u2066\\u2069\\u200d\n")

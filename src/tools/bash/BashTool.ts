@@ -72,10 +72,10 @@ export const make = Effect.fn("BashTool.make")(function* (options: BashToolOptio
     tool: "bash",
     fields: [
       { label: "Command", value: Escape.jsonString(command) },
-      { label: "Directory", value: Escape.forLine(cwd) },
+      { label: "Directory", value: Escape.forValue(cwd) },
       {
         label: "Environment",
-        value: Object.entries(env).map(([name, value]) => `${Escape.forLine(name)}=${Escape.forLine(value)}`)
+        value: Object.entries(env).map(([name, value]) => `${Escape.forValue(name)}=${Escape.forValue(value)}`)
       },
       { label: "Timeout", value: formatDuration(timeoutMs) },
       { label: "Output limit", value: `${formatBytes(outputLimitBytes)} (stdout and stderr combined)` },

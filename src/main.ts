@@ -25,7 +25,7 @@ import * as Gateway from "./cli/Gateway.js"
 import * as DemoModel from "./demo/DemoModel.js"
 import { ModelClient } from "./model/ModelClient.js"
 import { SessionStore } from "./session/SessionStore.js"
-import { Terminal } from "./terminal/Terminal.js"
+import { decorates, Terminal } from "./terminal/Terminal.js"
 import { erase } from "./tools/Tool.js"
 import { ToolRegistry } from "./tools/ToolRegistry.js"
 import { BashRunner } from "./tools/bash/BashRunner.js"
@@ -113,7 +113,7 @@ const teardown = <E, A>(exit: Exit.Exit<E, A>, onExit: (code: number) => void) =
 const platform = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer)
 
 const SGR = /\u001b\[[0-9;]*m/g
-const colour = process.stdout.isTTY === true && (process.env["NO_COLOR"] ?? "") === ""
+const colour = decorates()
 
 /**
  * What @effect/cli prints itself: help in colour only on a terminal without

@@ -6,6 +6,7 @@
  */
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
+import * as Json from "../Json.js"
 import * as ResponsesServer from "../model/ResponsesServer.js"
 
 type Item = Readonly<Record<string, unknown>>
@@ -39,13 +40,7 @@ export const commandFor = (question: string): string => {
 }
 
 const summary = (output: string): string => {
-  const parsed = (() => {
-    try {
-      return JSON.parse(output) as unknown
-    } catch {
-      return undefined
-    }
-  })()
+  const parsed = Json.parse(output)
   if (!isItem(parsed)) return "The tool returned a result I could not read."
   const status = String(parsed["status"])
   const text = typeof parsed["output"] === "string" ? parsed["output"].trim() : ""

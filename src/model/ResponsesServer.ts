@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as FiberSet from "effect/FiberSet"
 import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
+import * as Json from "../Json.js"
 
 /** One Responses streaming event; it is sent with `event: <type>` and a `sequence_number`. */
 export interface ServerEvent {
@@ -80,14 +81,6 @@ const readBody = (request: Http.IncomingMessage): Effect.Effect<string> =>
     request.on("error", () => resume(Effect.succeed("")))
   })
 
-const parseJson = (text: string): { readonly ok: true; readonly value: unknown } | { readonly ok: false } => {
-  try {
-    return { ok: true, value: JSON.parse(text) as unknown }
-  } catch {
-    return { ok: false }
-  }
-}
-
 const sendJson = (response: Http.ServerResponse, status: number, body: unknown, headers?: Readonly<Record<string, string>>) => {
   response.writeHead(status, { ...headers, "content-type": "application/json" })
   response.end(JSON.stringify(body))
@@ -141,11 +134,11 @@ export const make = (handler: Handler): Effect.Effect<ResponsesServer, never, Sc
           request.resume()
           return sendJson(response, 404, { error: { message: `no route for ${request.method} ${request.url}` } })
         }
-        const parsed = parseJson(yield* readBody(request))
-        if (!parsed.ok) {
+        const body = Json.parse(yield* readBody(request))
+        if (body === undefined) {
           return sendJson(response, 400, { error: { message: "request body is not JSON" } })
         }
-        const logged = { body: parsed.value, headers: request.headers, closed: Deferred.await(closed) }
+        const logged = { body, headers: request.headers, closed: Deferred.await(closed) }
         yield* Ref.update(log, (requests) => [...requests, logged])
         const reply = yield* handler(logged)
         if (!isScript(reply)) {

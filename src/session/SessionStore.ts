@@ -19,6 +19,7 @@ import type { PlatformError } from "@effect/platform/Error"
 import * as Path from "node:path"
 import { contextItems, KnownLine, SessionRecord } from "./Records.js"
 import { closeOpenTurns, INTERRUPTED_NOTICE } from "./Recovery.js"
+import * as Json from "../Json.js"
 import * as Secrets from "../security/Secrets.js"
 import * as SessionLock from "./SessionLock.js"
 
@@ -201,7 +202,7 @@ const readRecords = (fs: FileSystem.FileSystem, path: string) =>
       const end = newline === -1 ? bytes.length : newline
       if (end > start) {
         const line = decoder.decode(bytes.subarray(start, end))
-        const json = newline === -1 ? undefined : parseJson(line)
+        const json = newline === -1 ? undefined : Json.parse(line)
         if (json === undefined || !isKnown(json)) rejected.push(line)
         else {
           kept.push([start, end + 1])
@@ -212,14 +213,6 @@ const readRecords = (fs: FileSystem.FileSystem, path: string) =>
     }
     return { records, bytes, kept, rejected }
   })
-
-const parseJson = (line: string): unknown => {
-  try {
-    return JSON.parse(line)
-  } catch {
-    return undefined
-  }
-}
 
 /** Moves unreadable lines to a side file, then atomically rewrites the session with the rest. */
 const setAside = (fs: FileSystem.FileSystem, path: string, read: ReadResult, now: string) =>

@@ -62,7 +62,7 @@ export class Terminal extends Context.Tag("mino/Terminal")<Terminal, TerminalSha
         input: process.stdin,
         output: process.stdout,
         interactive: process.stdin.isTTY === true,
-        decorated: process.stdout.isTTY === true && (process.env["NO_COLOR"] ?? "") === "",
+        decorated: decorates(),
         secrets
       })
     )
@@ -70,6 +70,9 @@ export class Terminal extends Context.Tag("mino/Terminal")<Terminal, TerminalSha
   /** Given streams, e.g. pipes in tests. */
   static readonly layerStreams = (options: TerminalOptions) => Layer.scoped(Terminal, make(options))
 }
+
+/** Colour and spinners on standard output: only on a terminal, and never with `NO_COLOR` set. */
+export const decorates = (): boolean => process.stdout.isTTY === true && (process.env["NO_COLOR"] ?? "") === ""
 
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
 

@@ -95,9 +95,10 @@ const make = (config: AgentConfig) =>
 
         const end = (status: TurnStatus, reason?: string) =>
           Effect.gen(function*() {
-            yield* save({ type: "turn_end", turn_id: turnId, status, ...(reason === undefined ? {} : { reason }) })
-            yield* emit({ _tag: "TurnEnded", status, ...(reason === undefined ? {} : { reason }) })
-            return { turnId, status, ...(reason === undefined ? {} : { reason }) } satisfies TurnOutcome
+            const why = reason === undefined ? {} : { reason }
+            yield* save({ type: "turn_end", turn_id: turnId, status, ...why })
+            yield* emit({ _tag: "TurnEnded", status, ...why })
+            return { turnId, status, ...why } satisfies TurnOutcome
           })
 
         const runCall = (call: FunctionCall) =>

@@ -15,7 +15,11 @@ export const closeOpenTurns = (records: ReadonlyArray<SessionRecord>, time: stri
   const open = new Map<string, Array<SessionRecord>>()
   for (const record of records) {
     if (record.type === "turn_end") open.delete(record.turn_id)
-    else open.set(record.turn_id, [...(open.get(record.turn_id) ?? []), record])
+    else {
+      const turn = open.get(record.turn_id)
+      if (turn === undefined) open.set(record.turn_id, [record])
+      else turn.push(record)
+    }
   }
   return [...open].flatMap(([turnId, turn]) => [...closingResults(turnId, turn, time), {
     type: "turn_end" as const,

@@ -66,6 +66,8 @@ export class SessionStore extends Context.Tag("mino/SessionStore")<SessionStore,
   static readonly layer = (options: SessionOptions) => Layer.scoped(SessionStore, open(options))
 }
 
+const isoNow = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())
+
 const CONVERSATION = /^\d{8}-\d{6}-[0-9a-f]{8}\.jsonl$/
 
 const open = (options: SessionOptions) =>
@@ -91,7 +93,7 @@ const open = (options: SessionOptions) =>
 
     const existed = yield* fs.exists(path).pipe(Effect.mapError(openError(path)))
     const read = existed ? yield* readRecords(fs, path).pipe(Effect.mapError(openError(path))) : emptyRead
-    const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+    const now = yield* isoNow
     const notices: Array<string> = []
     if (read.rejected.length > 0) {
       const aside = yield* setAside(fs, path, read, now).pipe(Effect.mapError(openError(path)))
@@ -113,7 +115,7 @@ const open = (options: SessionOptions) =>
     const append = Effect.fn("SessionStore.append")(function*(record: SessionRecord) {
       const failure = yield* Ref.get(broken)
       if (Option.isSome(failure)) return yield* failure.value
-      const stamped = { ...record, time: record.time ?? new Date(yield* Clock.currentTimeMillis).toISOString() }
+      const stamped = { ...record, time: record.time ?? (yield* isoNow) }
       const line = new TextEncoder().encode(Secrets.redact(JSON.stringify(stamped), secrets) + "\n")
       const size = yield* Ref.get(committedSize)
       yield* file.writeAll(line).pipe(
@@ -251,7 +253,7 @@ const newestConversation = (fs: FileSystem.FileSystem, dir: string) =>
     const names = (yield* fs.readDirectory(dir)).filter((name) => CONVERSATION.test(name)).sort()
     const newest = names.at(-1)
     if (newest !== undefined) return newest.slice(0, -".jsonl".length)
-    const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+    const now = yield* isoNow
     const stamp = now.slice(0, 19).replace(/-|:/g, "").replace("T", "-")
     const random = Array.from(crypto.getRandomValues(new Uint8Array(4)), (b) => b.toString(16).padStart(2, "0"))
     return `${stamp}-${random.join("")}`

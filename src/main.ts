@@ -52,7 +52,9 @@ const chat = (flags: { readonly model: Option.Option<string>; readonly demo: boo
     const home = env["HOME"] ?? Os.homedir()
     const modelName = Option.getOrElse(flags.model, () => env["MINO_MODEL"] || DEFAULT_MODEL)
     const endpoint = flags.demo ? { apiKey: "mino-demo", baseURL: (yield* DemoModel.start).url } : {
-      apiKey: env["OPENAI_API_KEY"] ?? "",
+      // Normalised once: HTTP trims a header value, so `sk-…\n` authenticates as `sk-…`,
+      // and only that exact value can be found and redacted everywhere.
+      apiKey: (env["OPENAI_API_KEY"] ?? "").trim(),
       baseURL: env["OPENAI_BASE_URL"] || undefined
     }
     if (endpoint.apiKey.length === 0) {
@@ -62,7 +64,7 @@ const chat = (flags: { readonly model: Option.Option<string>; readonly demo: boo
     const instructions = yield* Instructions.load(cwd)
 
     const bash = BashTool.make({ cwd, parentEnv: env, secrets }).pipe(
-      Effect.map((tool) => ToolRegistry.make([erase(tool)]))
+      Effect.map((tool) => ToolRegistry.make([erase(tool)], { secrets }))
     )
     const terminal = Terminal.layer(secrets)
     const agent = Agent.layer({ model: modelName, instructions }).pipe(

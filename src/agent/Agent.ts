@@ -20,7 +20,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { Approver } from "../approval/Approver.js"
 import { type CompletedResponse, ModelClient, type ModelError } from "../model/ModelClient.js"
-import { type ModelResponse, type SessionRecord, type TurnStatus, functionCallOutput, userMessage } from "../session/Records.js"
+import { contextItems, type ModelResponse, type SessionRecord, type TurnStatus } from "../session/Records.js"
 import { SessionStore, type SessionWriteError } from "../session/SessionStore.js"
 import { ToolRegistry } from "../tools/ToolRegistry.js"
 import * as ToolResult from "../tools/ToolResult.js"
@@ -75,9 +75,11 @@ const make = (config: AgentConfig) =>
     const runTurn = (input: string, emit: (event: AgentEvent) => Effect.Effect<void>) =>
       Effect.gen(function*() {
         const turnId = crypto.randomUUID()
-        const save = (record: SessionRecord) => store.append(record)
-        // This turn's items for the next request; they grow only after their record is saved.
+        // This turn's items for the next request; they grow only after their record is
+        // saved, and from the record as committed: what is sent is what a restart replays.
         const items: Array<Item> = []
+        const save = (record: SessionRecord) =>
+          Effect.map(store.append(record), (committed) => void items.push(...contextItems(committed)))
         // Calls of the current batch that have no result yet, for cancellation.
         const open = new Map<string, { readonly name: string; started: boolean }>()
         const usedIds = new Set<string>()
@@ -89,7 +91,6 @@ const make = (config: AgentConfig) =>
           Effect.gen(function*() {
             yield* save({ type: "tool_result", turn_id: turnId, call_id: call.call_id, name: call.name, result })
             open.delete(call.call_id)
-            items.push(functionCallOutput(call.call_id, result))
             yield* emit({ _tag: "ToolFinished", callId: call.call_id, name: call.name, result })
           })
 
@@ -118,7 +119,6 @@ const make = (config: AgentConfig) =>
 
         const loop = Effect.gen(function*() {
           yield* save({ type: "user_input", turn_id: turnId, text: input })
-          items.push(userMessage(input))
           while (true) {
             requests += 1
             const response = yield* request(yield* store.context, items, emit)
@@ -130,7 +130,6 @@ const make = (config: AgentConfig) =>
             }
             const batch = validate(response.output, usedIds)
             yield* save(record)
-            items.push(...response.output)
             yield* emit({ _tag: "ModelResponded" })
             if (Either.isLeft(batch)) return yield* new TurnStop({ status: "failed", reason: `invalid response: ${batch.left}` })
             if (batch.right.length === 0) return yield* end("completed")

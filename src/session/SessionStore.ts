@@ -49,8 +49,12 @@ export interface SessionStoreShape {
   readonly context: Effect.Effect<ReadonlyArray<Item>>
   /** The records committed so far, including those read on open. */
   readonly records: Effect.Effect<ReadonlyArray<SessionRecord>>
-  /** Writes and fsyncs one record; only then does the in-memory state advance. */
-  readonly append: (record: SessionRecord) => Effect.Effect<void, SessionWriteError>
+  /**
+   * Writes and fsyncs one record; only then does the in-memory state advance.
+   * Returns the record as committed (secrets redacted): what a restart replays,
+   * so callers that build a request from it send what the file holds.
+   */
+  readonly append: (record: SessionRecord) => Effect.Effect<SessionRecord, SessionWriteError>
 }
 
 export interface SessionOptions {
@@ -116,7 +120,9 @@ const open = (options: SessionOptions) =>
       const failure = yield* Ref.get(broken)
       if (Option.isSome(failure)) return yield* failure.value
       const stamped = { ...record, time: record.time ?? (yield* isoNow) }
-      const line = new TextEncoder().encode(Secrets.redact(JSON.stringify(stamped), secrets) + "\n")
+      const json = JSON.stringify(stamped)
+      const text = Secrets.redact(json, secrets)
+      const line = new TextEncoder().encode(text + "\n")
       const size = yield* Ref.get(committedSize)
       yield* file.writeAll(line).pipe(
         Effect.zipRight(file.sync),
@@ -128,7 +134,10 @@ const open = (options: SessionOptions) =>
         Effect.tapError((error) => Ref.set(broken, Option.some(error)))
       )
       yield* Ref.set(committedSize, FileSystem.Size(BigInt(size) + BigInt(line.byteLength)))
-      conversation.add(stamped)
+      // Memory holds what the file holds: a restart must replay exactly what this process sends.
+      const committed = text === json ? stamped : decodeRecord(JSON.parse(text))
+      conversation.add(committed)
+      return committed
     })
 
     const closing = closeOpenTurns(read.records, now)
@@ -190,6 +199,7 @@ interface ReadResult {
 const emptyRead: ReadResult = { records: [], bytes: new Uint8Array(), kept: [], rejected: [] }
 
 const isRecord = Schema.is(SessionRecord)
+const decodeRecord = Schema.decodeUnknownSync(SessionRecord)
 const isKnown = Schema.is(KnownLine)
 
 const readRecords = (fs: FileSystem.FileSystem, path: string) =>

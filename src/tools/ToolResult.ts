@@ -1,10 +1,17 @@
 /**
  * The result every tool returns, the same object that is saved in a
  * `tool_result` record and, serialized as a JSON string, sent to the model as the
- * `output` of a `function_call_output`. It assumes no process: `exit_code` is
- * present only when a process exited on its own.
+ * `output` of a `function_call_output`. It assumes no process; for one that ran,
+ * the optional fields say what happened:
+ *
+ * - `exit_code`: it exited on its own with this code (never together with `timed_out`);
+ * - `signal`: it was ended by this signal (`SIGKILL` when Mino or its lifeline killed it);
+ * - `timed_out`: its group was killed at the deadline;
+ * - `truncated`: the output reached the limit and its group was killed;
+ * - `cancelled`: Mino was stopped (Ctrl+C, a signal) while it ran; its group was killed.
  */
 import * as Schema from "effect/Schema"
+import * as Secrets from "../security/Secrets.js"
 
 export const ToolStatus = Schema.Literal(
   "completed",
@@ -21,6 +28,7 @@ export const ToolResult = Schema.Struct({
   status: ToolStatus,
   output: Schema.String,
   exit_code: Schema.optional(Schema.Number),
+  signal: Schema.optional(Schema.String),
   truncated: Schema.optional(Schema.Boolean),
   timed_out: Schema.optional(Schema.Boolean),
   cancelled: Schema.optional(Schema.Boolean)
@@ -28,6 +36,12 @@ export const ToolResult = Schema.Struct({
 export type ToolResult = typeof ToolResult.Type
 
 export const make = (status: ToolStatus, output: string): ToolResult => ({ status, output })
+
+/** The result with every secret in its text replaced: done once, where the result is made. */
+export const redact = (result: ToolResult, secrets: ReadonlyArray<string>): ToolResult => {
+  const output = Secrets.redact(result.output, secrets)
+  return output === result.output ? result : { ...result, output }
+}
 
 /** The one-line header shown above a result: `[Tool result: failed; exit code 2]`. */
 export const header = (result: ToolResult): string =>

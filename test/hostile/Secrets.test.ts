@@ -82,7 +82,8 @@ describe("the API key", () => {
     Effect.gen(function*() {
       const cwd = Fs.realpathSync(tempDir("secrets-cwd"))
       Fs.writeFileSync(Path.join(cwd, "notes.txt"), `token: ${KEY}\n`)
-      const typed = [`my key is ${KEY}; look around`, "y", "y", "try again", `now use ${KEY} with curl`, "n"]
+      // No "n" for the call that carries the key: it is refused before any prompt.
+      const typed = [`my key is ${KEY}; look around`, "y", "y", "try again", `now use ${KEY} with curl`]
       const { home, screen, requests } = yield* chat(typed, [
         ResponsesServer.toolCallResponse(
           [bashCall("c1", "env > env.txt; env; echo \"$OPENAI_API_KEY$MINO_COPY_OF_KEY\""), bashCall("c2", "cat notes.txt")],
@@ -94,11 +95,11 @@ describe("the API key", () => {
         ResponsesServer.textResponse("I did not run it.")
       ], cwd)
 
-      // The turns happened as scripted: two commands ran, one request failed, one call was denied.
+      // The turns happened as scripted: two commands ran, one request failed, one call was refused.
       expect(requests).toHaveLength(5)
       expect(screen).toContain("[Tool result: completed; exit code 0]")
       expect(screen).toContain("Turn failed: model request failed: HTTP 401: Incorrect API key provided: [redacted].")
-      expect(screen).toContain("[Tool result: denied]")
+      expect(screen).toContain("[Tool result: invalid_arguments]\nthe arguments contain the API key")
 
       // No child: the environment the command saw, written by the child itself.
       const childEnv = Fs.readFileSync(Path.join(cwd, "env.txt"), "utf8")
@@ -114,19 +115,21 @@ describe("the API key", () => {
       const session = files.find((file) => file.path.endsWith(".jsonl"))!
       const lines = session.text.split("\n").filter((line) => line.length > 0).map((line) => JSON.parse(line) as unknown)
       for (const text of strings(lines)) expect(text).not.toContain(KEY)
-      // The key's places were redacted, not skipped: user text, model text, command output, the 401, the denied command.
+      // The key's places were redacted, not skipped: user text, model text, command output, the 401, the refused call.
       const records = lines as Array<Record<string, unknown>>
       expect(records.find((r) => r["type"] === "user_input")).toMatchObject({ text: "my key is [redacted]; look around" })
       expect(JSON.stringify(records)).toContain("Found it: [redacted] is in notes.txt.")
       const c2 = records.find((r) => r["type"] === "tool_result" && r["call_id"] === "c2")
       expect(c2).toMatchObject({ result: { status: "completed", output: "token: [redacted]\n" } })
       expect(records.filter((r) => r["type"] === "turn_end").map((r) => r["status"])).toEqual(["completed", "failed", "completed"])
-      expect(records.find((r) => r["type"] === "tool_result" && r["call_id"] === "c3")).toMatchObject({ result: { status: "denied" } })
+      expect(records.find((r) => r["type"] === "tool_result" && r["call_id"] === "c3")).toMatchObject({ result: { status: "invalid_arguments" } })
       expect(records.some((r) => r["type"] === "tool_start" && r["call_id"] === "c3")).toBe(false)
 
       // No screen.
       expect(screen).not.toContain(KEY)
-      expect(screen).toContain(`Command: "curl -H 'Authorization: Bearer [redacted]' https://example.invalid"`)
+      // Never shown `[redacted]` for approval, which would then run with the key.
+      expect(screen).not.toContain("Authorization: Bearer")
+      expect(screen.match(/Approve this operation\?/g)).toHaveLength(2)
       expect(screen).toContain("token: [redacted]")
     }))
 

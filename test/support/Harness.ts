@@ -69,7 +69,7 @@ export const agentLayer = <R = never>(setup: AgentSetup<R>) =>
   Agent.layer({ model: "test-model", instructions: "test instructions" }).pipe(
     Layer.provide(ModelClient.layer({ apiKey: API_KEY, baseURL: setup.url, maxRetries: 0, idleTimeoutMs: setup.idleTimeoutMs ?? 5_000 })),
     Layer.provideMerge(SessionStore.layer({ home: setup.home, secrets: [API_KEY] })),
-    Layer.provide(ToolRegistry.layer(setup.tools)),
+    Layer.provide(ToolRegistry.layer(setup.tools, { secrets: [API_KEY] })),
     Layer.provide(setup.approver ?? Approver.layerStatic(setup.approve ?? (() => true))),
     Layer.provide(setup.fileSystem ?? NodeFileSystem.layer)
   )

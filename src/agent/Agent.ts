@@ -175,10 +175,16 @@ const make = (config: AgentConfig) =>
           tools: tools.definitions
         })
         // Text is shown as it streams; only the completed response is acted on.
-        const completed = yield* Stream.runFoldEffect(events, Option.none<CompletedResponse>(), (done, event) =>
-          event._tag === "TextDelta"
-            ? Effect.as(emit({ _tag: "TextDelta", text: event.text }), done)
-            : Effect.succeed(Option.some(event.response)))
+        const completed = yield* Stream.runFoldEffect(events, Option.none<CompletedResponse>(), (done, event) => {
+          switch (event._tag) {
+            case "TextDelta":
+              return Effect.as(emit({ _tag: "TextDelta", text: event.text }), done)
+            case "Retrying":
+              return Effect.as(emit({ _tag: "ModelRetrying", message: event.message }), done)
+            case "Completed":
+              return Effect.succeed(Option.some(event.response))
+          }
+        })
         return yield* Option.match(completed, {
           onNone: () => Effect.fail(new TurnStop({ status: "failed", reason: "the model stream ended without response.completed" })),
           onSome: Effect.succeed

@@ -9,6 +9,8 @@ import type { ToolResult } from "../tools/ToolResult.js"
 export type AgentEvent =
   /** A model request was sent; nothing has arrived yet. */
   | { readonly _tag: "ModelWaiting" }
+  /** The request failed before its stream started and is sent again; `message` is one line. */
+  | { readonly _tag: "ModelRetrying"; readonly message: string }
   /** A fragment of the model's text, as it streams. */
   | { readonly _tag: "TextDelta"; readonly text: string }
   /** The model's response completed (and was saved). */

@@ -62,6 +62,10 @@ const renderer = Effect.gen(function*() {
         case "ModelWaiting":
           yield* Ref.set(speaking, false)
           return yield* startSpinner("waiting for the model")
+        case "ModelRetrying":
+          // One line per retry, then the wait goes on.
+          yield* terminal.write(terminal.style("yellow", Escape.forLine(event.message)) + "\n")
+          return yield* startSpinner("waiting for the model")
         case "TextDelta":
           if (!(yield* Ref.getAndSet(speaking, true))) yield* terminal.write(`${assistant} `)
           return yield* terminal.write(Escape.forDisplay(event.text))

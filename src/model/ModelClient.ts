@@ -1,11 +1,18 @@
 /**
- * The model client: one streamed Responses request per call, over the openai SDK.
+ * The model client: one streamed Responses request per call, over the openai SDK
+ * and Mino's `node:http` transport (HttpTransport.ts).
  *
- * Text deltas are display events; only `response.completed` yields the output
- * items, verbatim, for the Agent to validate and save. Every way a stream can end
- * without it (HTTP error, refused connection, drop, `error` event, failed or
- * incomplete response, malformed data, silence, a clean end too early) is a
- * ModelError whose message is one line that never contains the API key.
+ * Text deltas are display events; only a successful `response.completed` (status
+ * `completed`, no error) yields the output items, verbatim, for the Agent to
+ * validate and save. Text that arrived only in `output_item.done` or in
+ * `response.completed` is shown then. Every way a stream can end without it
+ * (HTTP error, refused connection, drop, `error` event, failed or incomplete
+ * response, a non-streaming reply, malformed data, silence, a clean end too
+ * early) is a ModelError whose message is one line that never contains the key.
+ *
+ * A request that fails before its stream starts (HTTP 429 or 5xx, a failed
+ * connection) is sent again at most `maxRetries` times, each announced as a
+ * `Retrying` event, each wait at most `retryWaitCapMs` whatever `retry-after` says.
  */
 import type * as OpenAISdk from "openai"
 import type { ResponseInput } from "openai/resources/responses/responses"
@@ -13,12 +20,16 @@ import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Secrets from "../security/Secrets.js"
 import type { ToolDefinition } from "../tools/Tool.js"
+import { VERSION } from "../version.js"
+import * as HttpTransport from "./HttpTransport.js"
+import * as OutputItems from "./OutputItems.js"
 
 export interface ModelRequest {
   readonly model: string
@@ -36,10 +47,12 @@ export interface CompletedResponse {
 
 export type ModelEvent =
   | { readonly _tag: "TextDelta"; readonly text: string }
+  /** A request failed before its stream started and will be sent again; `message` is one line. */
+  | { readonly _tag: "Retrying"; readonly message: string }
   | { readonly _tag: "Completed"; readonly response: CompletedResponse }
 
 export class ModelError extends Data.TaggedError("ModelError")<{
-  readonly reason: "http" | "connection" | "dropped" | "incomplete" | "failed" | "timeout" | "protocol"
+  readonly reason: "http" | "connection" | "dropped" | "incomplete" | "failed" | "timeout" | "protocol" | "context_window"
   /** One line for the user; never contains the API key. */
   readonly message: string
   readonly status?: number
@@ -51,9 +64,18 @@ export interface ModelClientConfig {
   readonly baseURL?: string | undefined
   /** Fail when no event arrives for this long (default 120 s). */
   readonly idleTimeoutMs?: number
-  /** SDK retries, which happen only before response headers (default 2). */
+  /**
+   * How many times a request that failed before its stream started (HTTP 429 or
+   * 5xx, a failed connection) is sent again, each announced (default 2).
+   */
   readonly maxRetries?: number
+  /** The longest wait before a retry, whatever `retry-after` asks (default 10 s). */
+  readonly retryWaitCapMs?: number
 }
+
+/** The line a context-window failure ends with; #12's `--new` starts that conversation. */
+export const CONTEXT_WINDOW_MESSAGE =
+  "the conversation no longer fits in the model's context window; start a new conversation with `mino --new`"
 
 type Sdk = typeof OpenAISdk
 
@@ -61,24 +83,43 @@ type Sdk = typeof OpenAISdk
 let sdkModule: Promise<Sdk> | undefined
 const loadSdk = (): Promise<Sdk> => (sdkModule ??= import("openai"))
 
-const OutputItems = Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+const OutputItemList = Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
 const Typed = Schema.Struct({ type: Schema.String })
-const Delta = Schema.Struct({ delta: Schema.String })
-const Completed = Schema.Struct({ response: Schema.Struct({ id: Schema.String, output: OutputItems }) })
-const Failed = Schema.Struct({
-  response: Schema.Struct({ error: Schema.optional(Schema.NullOr(Schema.Struct({ message: Schema.String }))) })
+const Where = {
+  item_id: Schema.optional(Schema.NullOr(Schema.String)),
+  output_index: Schema.optional(Schema.NullOr(Schema.Number))
+}
+const Delta = Schema.Struct({ delta: Schema.String, ...Where })
+const ItemDone = Schema.Struct({ item: Schema.Record({ key: Schema.String, value: Schema.Unknown }), ...Where })
+const Problem = Schema.NullOr(Schema.Struct({
+  message: Schema.optional(Schema.NullOr(Schema.String)),
+  code: Schema.optional(Schema.NullOr(Schema.String))
+}))
+const Completed = Schema.Struct({
+  response: Schema.Struct({
+    id: Schema.String,
+    output: OutputItemList,
+    status: Schema.optional(Schema.NullOr(Schema.String)),
+    error: Schema.optional(Problem),
+    incomplete_details: Schema.optional(Schema.NullOr(Schema.Struct({ reason: Schema.optional(Schema.NullOr(Schema.String)) })))
+  })
 })
+const Failed = Schema.Struct({ response: Schema.Struct({ error: Schema.optional(Problem) }) })
 const Incomplete = Schema.Struct({
   response: Schema.Struct({
     incomplete_details: Schema.optional(Schema.NullOr(Schema.Struct({ reason: Schema.optional(Schema.NullOr(Schema.String)) })))
   })
 })
-const ErrorEvent = Schema.Struct({ message: Schema.optional(Schema.NullOr(Schema.String)) })
-const ErrorBody = Schema.Struct({ message: Schema.String })
+const ErrorEvent = Schema.Struct({
+  message: Schema.optional(Schema.NullOr(Schema.String)),
+  code: Schema.optional(Schema.NullOr(Schema.String))
+})
+const ErrorBody = Schema.Struct({ message: Schema.String, code: Schema.optional(Schema.NullOr(Schema.String)) })
 
 // Built once: a decoder per event would be rebuilt for every streamed token.
 const decodeTyped = Schema.decodeUnknownOption(Typed)
 const decodeDelta = Schema.decodeUnknownOption(Delta)
+const decodeItemDone = Schema.decodeUnknownOption(ItemDone)
 const decodeCompleted = Schema.decodeUnknownOption(Completed)
 const decodeFailed = Schema.decodeUnknownOption(Failed)
 const decodeIncomplete = Schema.decodeUnknownOption(Incomplete)
@@ -107,7 +148,7 @@ const idle = <A>(promise: Promise<A>, ms: number): Promise<A> =>
     )
   })
 
-/** The innermost message of an error chain (`fetch failed` → `connect ECONNREFUSED …`). */
+/** The innermost message of an error chain (`Connection error.` → `connect ECONNREFUSED …`). */
 const rootMessage = (cause: unknown): string => {
   let message = String(cause)
   let current = cause
@@ -118,11 +159,54 @@ const rootMessage = (cause: unknown): string => {
   return message
 }
 
+/** The innermost error of a chain, for its class or its `code`. */
+const rootCause = (cause: unknown): unknown => {
+  let current = cause
+  for (let depth = 0; depth < 5 && current instanceof Error && current.cause !== undefined; depth++) current = current.cause
+  return current
+}
+
 const formatMs = (ms: number): string => (ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`)
+
+/** A wait as a person reads it: `3 s`, `1.5 s`, `200 ms`. */
+const formatWait = (ms: number): string =>
+  ms >= 1000 ? `${Number((ms / 1000).toFixed(1))} s` : `${Math.round(ms)} ms`
+
+/** Whether an API error is the context window overflowing (OpenAI's code, or the wording of compatible servers). */
+const isContextWindow = (code: string | null | undefined, message: string | null | undefined): boolean =>
+  code === "context_length_exceeded" || /context (window|length)|maximum context/i.test(message ?? "")
+
+/** `retry-after-ms`, else `retry-after` (seconds or an HTTP date), in milliseconds. */
+const retryAfterMs = (headers: Headers | undefined): number | undefined => {
+  const ms = Number.parseFloat(headers?.get("retry-after-ms") ?? "")
+  if (Number.isFinite(ms) && ms >= 0) return ms
+  const value = headers?.get("retry-after")
+  if (value === null || value === undefined) return undefined
+  const seconds = Number.parseFloat(value)
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000
+  const date = Date.parse(value)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now())
+}
+
+/** Why a request failed before its stream started, and whether it is worth sending again. */
+interface Refusal {
+  readonly error: ModelError
+  /** What a retry announcement names (`HTTP 429 from the model endpoint`); absent when not retried. */
+  readonly retry?: { readonly what: string; readonly afterMs: number | undefined }
+}
+
+/** Per stream: which message items already had text shown, by id (or position). */
+type Shown = Set<string>
+const itemKey = (id: string | null | undefined, index: number | null | undefined): string =>
+  typeof id === "string" ? id : `#${index ?? "?"}`
 
 const make = (config: ModelClientConfig) =>
   Effect.gen(function* () {
     const idleTimeoutMs = config.idleTimeoutMs ?? 120_000
+    const maxRetries = config.maxRetries ?? 2
+    const retryWaitCapMs = config.retryWaitCapMs ?? 10_000
+    const transport = HttpTransport.make()
+    yield* Effect.addFinalizer(() => Effect.sync(() => transport.close()))
 
     const error = (reason: ModelError["reason"], message: string, status?: number): ModelError => {
       const scrubbed = Secrets.redact(message, [config.apiKey])
@@ -141,9 +225,16 @@ const make = (config: ModelClientConfig) =>
           const client = new sdk.OpenAI({
             apiKey: config.apiKey,
             baseURL: config.baseURL,
-            maxRetries: config.maxRetries ?? 2,
+            // Mino retries itself, visibly and with a bounded wait (see `respond`).
+            maxRetries: 0,
             // The SDK would otherwise log malformed chunks to the user's terminal.
-            logLevel: "off"
+            logLevel: "off",
+            fetch: (url, init) => {
+              // Name Mino first and keep the SDK's own token (`OpenAI/JS 6.49.0`).
+              const headers = new Headers(init?.headers)
+              headers.set("user-agent", `Mino/${VERSION} ${headers.get("user-agent") ?? ""}`.trim())
+              return transport.fetch(url, { ...init, headers })
+            }
           })
           return { sdk, client }
         },
@@ -152,34 +243,93 @@ const make = (config: ModelClientConfig) =>
     )
 
     /** Failures before the stream starts: HTTP status, connection, SDK timeout. */
-    const requestError = (sdk: Sdk, baseURL: string, cause: unknown): ModelError => {
+    const requestError = (sdk: Sdk, baseURL: string, cause: unknown): Refusal => {
       if (cause instanceof sdk.APIConnectionTimeoutError) {
-        return error("timeout", "model request timed out before the response started")
+        return { error: error("timeout", "model request timed out before the response started") }
+      }
+      const root = rootCause(cause)
+      if (root instanceof HttpTransport.CrossOriginRedirect) {
+        return { error: error("protocol", `model request failed: ${root.message}`) }
       }
       if (cause instanceof sdk.APIConnectionError) {
-        return error("connection", `model request failed: cannot connect to ${baseURL}: ${rootMessage(cause)}`)
+        const code = root instanceof Error && "code" in root && typeof root.code === "string" ? root.code : rootMessage(cause)
+        return {
+          error: error("connection", `model request failed: cannot connect to ${baseURL}: ${rootMessage(cause)}`),
+          retry: { what: `cannot connect to the model endpoint (${code})`, afterMs: undefined }
+        }
       }
       if (cause instanceof sdk.APIError && cause.status !== undefined) {
-        const detail = Option.match(decodeErrorBody(cause.error), {
+        const body = decodeErrorBody(cause.error)
+        const detail = Option.match(body, {
           onNone: () => cause.message.replace(/^\d{3}\s*/, ""),
           onSome: (body) => body.message
         })
-        return error("http", `model request failed: HTTP ${cause.status}: ${detail}`, cause.status)
+        const status = cause.status
+        if (status < 500 && Option.exists(body, (body) => isContextWindow(body.code, body.message))) {
+          return { error: error("context_window", `model request failed: HTTP ${status}: ${CONTEXT_WINDOW_MESSAGE}`, status) }
+        }
+        const failure = error("http", `model request failed: HTTP ${status}: ${detail}`, status)
+        return status === 429 || status >= 500
+          ? { error: failure, retry: { what: `HTTP ${status} from the model endpoint`, afterMs: retryAfterMs(cause.headers) } }
+          : { error: failure }
       }
-      return error("connection", `model request failed: ${rootMessage(cause)}`)
+      return { error: error("connection", `model request failed: ${rootMessage(cause)}`) }
     }
 
     /** Failures while reading the stream. */
     const streamError = (sdk: Sdk, cause: unknown): ModelError => {
       // The SDK throws APIError for a data object with an `error` field.
-      if (cause instanceof sdk.APIError) return error("failed", `model stream error: ${cause.message}`)
+      if (cause instanceof sdk.APIError) {
+        return isContextWindow(cause.code, cause.message)
+          ? error("context_window", `model stream error: ${CONTEXT_WINDOW_MESSAGE}`)
+          : error("failed", `model stream error: ${cause.message}`)
+      }
       if (cause instanceof SyntaxError) return error("protocol", `model stream sent malformed data: ${cause.message}`)
-      // undici: `TypeError: terminated`, caused by `other side closed`.
       return error("dropped", `model stream dropped before response.completed: ${rootMessage(cause)}`)
     }
 
+    /** A failure the model reported (response.failed, an error event, an error in response.completed). */
+    const reported = (prefix: string, problem: { readonly message?: string | null | undefined; readonly code?: string | null | undefined }) =>
+      isContextWindow(problem.code, problem.message)
+        ? error("context_window", `${prefix}: ${CONTEXT_WINDOW_MESSAGE}`)
+        : error("failed", `${prefix}: ${problem.message ?? problem.code ?? "no reason given"}`)
+
+    /** Text of message items that streamed no deltas: what a person would otherwise never see. */
+    const unshownText = (shown: Shown, item: Readonly<Record<string, unknown>>, index: number | null | undefined) => {
+      if (item["type"] !== "message") return undefined
+      const id = item["id"]
+      const key = itemKey(typeof id === "string" ? id : undefined, index)
+      if (shown.has(key)) return undefined
+      shown.add(key)
+      const text = OutputItems.messageText(item)
+      return text.length > 0 ? text : undefined
+    }
+
+    /** Acts only on a successful response.completed: status `completed` (when given) and no error. */
+    const completed = (shown: Shown, event: typeof Completed.Type): Effect.Effect<Chunk.Chunk<ModelEvent>, ModelError> => {
+      const { response } = event
+      if (response.error !== undefined && response.error !== null) {
+        return Effect.fail(reported("model response failed", response.error))
+      }
+      const status = response.status
+      if (status !== undefined && status !== null && status !== "completed") {
+        return Effect.fail(
+          status === "incomplete"
+            ? error("incomplete", `model response incomplete: ${response.incomplete_details?.reason ?? "no reason given"}`)
+            : error("failed", `model response ended with status ${JSON.stringify(status)}, not completed`)
+        )
+      }
+      const events: Array<ModelEvent> = []
+      response.output.forEach((item, index) => {
+        const text = unshownText(shown, item, index)
+        if (text !== undefined) events.push({ _tag: "TextDelta", text })
+      })
+      events.push({ _tag: "Completed", response: { id: response.id, output: response.output } })
+      return Effect.succeed(Chunk.unsafeFromArray(events))
+    }
+
     /** What one streamed event means for the caller; events not listed are progress only. */
-    const interpret = (event: unknown): Effect.Effect<Chunk.Chunk<ModelEvent>, ModelError> => {
+    const interpret = (shown: Shown, event: unknown): Effect.Effect<Chunk.Chunk<ModelEvent>, ModelError> => {
       const type = Option.match(decodeTyped(event), {
         onNone: () => "",
         onSome: (typed) => typed.type
@@ -189,19 +339,30 @@ const make = (config: ModelClientConfig) =>
         case "response.refusal.delta":
           return Option.match(decodeDelta(event), {
             onNone: () => Effect.fail(error("protocol", `model stream sent a malformed ${type} event`)),
-            onSome: ({ delta }) => Effect.succeed(Chunk.of<ModelEvent>({ _tag: "TextDelta", text: delta }))
+            onSome: ({ delta, item_id, output_index }) => {
+              shown.add(itemKey(item_id, output_index))
+              return Effect.succeed(Chunk.of<ModelEvent>({ _tag: "TextDelta", text: delta }))
+            }
+          })
+        case "response.output_item.done":
+          return Option.match(decodeItemDone(event), {
+            onNone: () => Effect.succeed(Chunk.empty()),
+            onSome: ({ item, output_index }) => {
+              const text = unshownText(shown, item, output_index)
+              return Effect.succeed(text === undefined ? Chunk.empty() : Chunk.of<ModelEvent>({ _tag: "TextDelta", text }))
+            }
           })
         case "response.completed":
           return Option.match(decodeCompleted(event), {
             onNone: () => Effect.fail(error("protocol", "model stream sent a malformed response.completed event")),
-            onSome: ({ response }) =>
-              Effect.succeed(Chunk.of<ModelEvent>({ _tag: "Completed", response: { id: response.id, output: response.output } }))
+            onSome: (event) => completed(shown, event)
           })
         case "response.failed": {
-          const detail = Option.flatMap(decodeFailed(event), (failed) =>
-            Option.fromNullable(failed.response.error?.message)
+          const problem = Option.getOrElse(
+            Option.flatMap(decodeFailed(event), (failed) => Option.fromNullable(failed.response.error)),
+            () => ({})
           )
-          return Effect.fail(error("failed", `model response failed: ${Option.getOrElse(detail, () => "no reason given")}`))
+          return Effect.fail(reported("model response failed", problem))
         }
         case "response.incomplete": {
           const reason = Option.flatMap(decodeIncomplete(event), (incomplete) =>
@@ -210,17 +371,28 @@ const make = (config: ModelClientConfig) =>
           return Effect.fail(error("incomplete", `model response incomplete: ${Option.getOrElse(reason, () => "no reason given")}`))
         }
         case "error": {
-          const message = Option.flatMap(decodeErrorEvent(event), (failure) =>
-            Option.fromNullable(failure.message)
-          )
-          return Effect.fail(error("failed", `model stream error: ${Option.getOrElse(message, () => "no message given")}`))
+          const problem = Option.getOrElse(decodeErrorEvent(event), (): typeof ErrorEvent.Type => ({}))
+          return Effect.fail(reported("model stream error", { code: problem.code, message: problem.message ?? "no message given" }))
         }
         default:
           return Effect.succeed(Chunk.empty())
       }
     }
 
-    const respond = (request: ModelRequest): Stream.Stream<ModelEvent, ModelError> =>
+    const body = (request: ModelRequest) => ({
+      model: request.model,
+      instructions: request.instructions,
+      // Items are passed through untouched, but for those the API cannot take back.
+      input: request.input.filter(OutputItems.replayable) as ResponseInput,
+      tools: [...request.tools],
+      store: false as const,
+      include: ["reasoning.encrypted_content" as const],
+      parallel_tool_calls: false,
+      stream: true as const
+    })
+
+    /** One request; on a failure before the stream starts, `attempt` more, announced, up to `maxRetries`. */
+    const send = (request: ModelRequest, attempt: number): Stream.Stream<ModelEvent, ModelError> =>
       Stream.unwrapScoped(
         Effect.gen(function* () {
           const { sdk, client } = yield* connect
@@ -229,29 +401,41 @@ const make = (config: ModelClientConfig) =>
           const controller = new AbortController()
           yield* Effect.addFinalizer(() => Effect.sync(() => controller.abort()))
 
-          const events = yield* Effect.tryPromise({
-            try: () =>
-              client.responses.create(
-                {
-                  model: request.model,
-                  instructions: request.instructions,
-                  // Items are passed through untouched; their shape is the caller's and the server's.
-                  input: request.input as ResponseInput,
-                  tools: [...request.tools],
-                  store: false,
-                  include: ["reasoning.encrypted_content"],
-                  parallel_tool_calls: false,
-                  stream: true
-                },
-                { signal: controller.signal }
-              ),
+          const opened = yield* Effect.tryPromise({
+            try: () => client.responses.create(body(request), { signal: controller.signal }).withResponse(),
             catch: (cause) => requestError(sdk, client.baseURL, cause)
           }).pipe(
             Effect.timeoutFail({
               duration: idleTimeoutMs,
-              onTimeout: () => error("timeout", `model request timed out: no response for ${formatMs(idleTimeoutMs)}`)
-            })
+              onTimeout: (): Refusal => ({ error: error("timeout", `model request timed out: no response for ${formatMs(idleTimeoutMs)}`) })
+            }),
+            Effect.either
           )
+          if (Either.isLeft(opened)) {
+            const { error: failure, retry } = opened.left
+            if (retry !== undefined && attempt <= maxRetries) {
+              const waitMs = Math.min(retryWaitCapMs, retry.afterMs ?? 1000 * attempt)
+              const announcement: ModelEvent = {
+                _tag: "Retrying",
+                message: `${retry.what}; retrying in ${formatWait(waitMs)} (${attempt}/${maxRetries})`
+              }
+              return Stream.make(announcement).pipe(
+                Stream.concat(Stream.drain(Stream.fromEffect(Effect.sleep(waitMs)))),
+                Stream.concat(send(request, attempt + 1))
+              )
+            }
+            const retried = attempt > 1 ? ` (after ${attempt - 1} ${attempt === 2 ? "retry" : "retries"})` : ""
+            return yield* Effect.fail(error(failure.reason, failure.message + retried, failure.status))
+          }
+
+          const { data: events, response } = opened.right
+          const contentType = response.headers.get("content-type")
+          if (contentType !== null && !/^\s*text\/event-stream/i.test(contentType)) {
+            return yield* Effect.fail(error(
+              "protocol",
+              `the model endpoint did not answer with a Responses event stream: it sent a non-streaming reply (${contentType.split(";")[0]?.trim()})`
+            ))
+          }
 
           const iterator = events[Symbol.asyncIterator]()
           const next = Effect.tryPromise({
@@ -262,33 +446,34 @@ const make = (config: ModelClientConfig) =>
                 : streamError(sdk, cause)
           })
 
-          let completed = false
+          const shown: Shown = new Set()
+          let done = false
           const pull = Effect.gen(function* () {
             // After response.completed nothing more is read; the finalizer closes the stream.
-            if (completed) return yield* Effect.fail(Option.none())
+            if (done) return yield* Effect.fail(Option.none())
             const result = yield* Effect.mapError(next, Option.some)
             if (result.done === true) {
               // The SDK ends quietly when the server closes the stream cleanly.
               return yield* Effect.fail(Option.some(error("incomplete", "model stream ended before response.completed")))
             }
-            const emitted = yield* Effect.mapError(interpret(result.value), Option.some)
-            completed = Chunk.some(emitted, (event) => event._tag === "Completed")
+            const emitted = yield* Effect.mapError(interpret(shown, result.value), Option.some)
+            done = Chunk.some(emitted, (event) => event._tag === "Completed")
             return emitted
           })
           return Stream.repeatEffectChunkOption(pull)
         })
       )
 
-    return ModelClient.of({ respond })
+    return ModelClient.of({ respond: (request) => send(request, 1) })
   })
 
 export class ModelClient extends Context.Tag("mino/ModelClient")<
   ModelClient,
   { readonly respond: (request: ModelRequest) => Stream.Stream<ModelEvent, ModelError> }
 >() {
-  /** The real client over the openai SDK. */
+  /** The real client: the openai SDK over Mino's `node:http` transport; its sockets close with the layer. */
   static layer(config: ModelClientConfig): Layer.Layer<ModelClient> {
-    return Layer.effect(ModelClient, make(config))
+    return Layer.scoped(ModelClient, make(config))
   }
 
   /** A client whose responses come from `respond` (tests, scripted runs). */

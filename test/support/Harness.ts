@@ -62,12 +62,22 @@ export interface AgentSetup<R = never> {
   readonly approver?: Layer.Layer<Approver, never, R>
   readonly fileSystem?: Layer.Layer<FileSystem.FileSystem>
   readonly idleTimeoutMs?: number
+  /**
+   * The model client's shipped retry configuration, only its wait cap shortened.
+   * Without it the client does not retry, so a scripted failure is seen once.
+   */
+  readonly shippedRetries?: { readonly waitCapMs: number }
 }
 
 /** The Agent (and its SessionStore) over real layers: loopback model, fsynced session under `home`, the given tools. */
 export const agentLayer = <R = never>(setup: AgentSetup<R>) =>
   Agent.layer({ model: "test-model", instructions: "test instructions" }).pipe(
-    Layer.provide(ModelClient.layer({ apiKey: API_KEY, baseURL: setup.url, maxRetries: 0, idleTimeoutMs: setup.idleTimeoutMs ?? 5_000 })),
+    Layer.provide(ModelClient.layer({
+      apiKey: API_KEY,
+      baseURL: setup.url,
+      idleTimeoutMs: setup.idleTimeoutMs ?? 5_000,
+      ...(setup.shippedRetries === undefined ? { maxRetries: 0 } : { retryWaitCapMs: setup.shippedRetries.waitCapMs })
+    })),
     Layer.provideMerge(SessionStore.layer({ home: setup.home, secrets: [API_KEY] })),
     Layer.provide(ToolRegistry.layer(setup.tools, { secrets: [API_KEY] })),
     Layer.provide(setup.approver ?? Approver.layerStatic(setup.approve ?? (() => true))),

@@ -31,7 +31,9 @@ const common = {
 // module context to import from.
 const cjs = { ...common, format: "cjs", outExtension: { ".js": ".cjs" }, supported: { "dynamic-import": false } }
 
-await esbuild.build({ ...cjs, entryPoints: { openai: "openai" } })
+// keepNames: the SDK builds its User-Agent from its class name (`OpenAI/JS 6.49.0`),
+// and names its errors the same way; minified, both would read `x`.
+await esbuild.build({ ...cjs, entryPoints: { openai: "openai" }, keepNames: true })
 
 const sdkApart = {
   name: "openai-apart",

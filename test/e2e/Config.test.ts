@@ -6,7 +6,9 @@
 import * as fs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import { VERSION as SDK_VERSION } from "openai/version"
 import { DEFAULT_MODEL } from "../../src/defaults.js"
+import { VERSION } from "../../src/version.js"
 import * as ResponsesServer from "../../src/model/ResponsesServer.js"
 import { API_KEY, bashCall, bodyOf, environment, runPlain, sandbox, scriptedServer } from "../support/MinoProcess.js"
 
@@ -18,6 +20,8 @@ const modelUsed = (args: ReadonlyArray<string>, extra: Readonly<Record<string, s
     expect(run.code).toBe(0)
     const [request] = yield* server.requests
     expect(request?.headers.authorization).toBe(`Bearer ${API_KEY}`)
+    // The bundle keeps the SDK's class name, so its token is intact after Mino's.
+    expect(request?.headers["user-agent"]).toBe(`Mino/${VERSION} OpenAI/JS ${SDK_VERSION}`)
     return bodyOf(request!)["model"]
   })
 

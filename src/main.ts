@@ -79,7 +79,9 @@ const chat = (flags: { readonly model: Option.Option<string>; readonly demo: boo
       `Mino ${VERSION} · model ${flags.demo ? "mino-demo (a scripted demo model on loopback, not a real AI)" : modelName}`,
       `Commands run in ${cwd} after you approve them. Ctrl+D exits; Ctrl+C cancels and exits.`
     ].join("\n")
-    yield* Gateway.run({ banner }).pipe(Effect.provide(agent))
+    const summary = yield* Gateway.run({ banner }).pipe(Effect.provide(agent))
+    // Piped input: a script can tell from the exit code whether a turn failed.
+    if (summary.failedTurns > 0 && process.stdin.isTTY !== true) return yield* new Stop({ code: 1 })
   }).pipe(
     Effect.scoped,
     Effect.catchTags({

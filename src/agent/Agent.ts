@@ -39,6 +39,8 @@ export interface TurnOutcome {
 export interface AgentShape {
   /** Notices from opening the session (recovery), for the user before the banner. */
   readonly notices: ReadonlyArray<string>
+  /** The conversation's questions so far, oldest first (for the prompt's history); read-only. */
+  readonly questions: Effect.Effect<ReadonlyArray<string>>
   /**
    * Runs one user turn to its end. `emit` receives display events in order and
    * the loop waits for each. Fails only when the session cannot be saved
@@ -108,6 +110,7 @@ const make = (config: AgentConfig) =>
             if (Either.isLeft(prepared)) return yield* saveResult(call, prepared.left.result)
             const decision = yield* approver.decide(structuredClone(prepared.right.display))
             if (!decision.approved) {
+              if (decision.endTurn === true) return yield* new TurnStop({ status: "cancelled", reason: decision.reason })
               return yield* saveResult(call, ToolResult.make("denied", `The user did not approve this call (${decision.reason}).`))
             }
             yield* save({ type: "tool_start", turn_id: turnId, call_id: call.call_id, name: call.name })
@@ -193,6 +196,7 @@ const make = (config: AgentConfig) =>
 
     return Agent.of({
       notices: store.notices,
+      questions: Effect.map(store.records, (records) => records.flatMap((record) => record.type === "user_input" ? [record.text] : [])),
       turn: (input, emit) =>
         lock.withPermitsIfAvailable(1)(runTurn(input, emit)).pipe(
           Effect.flatMap(Option.match({

@@ -2,8 +2,10 @@
  * Approval of one prepared call. The Approver sees only a copy of the call's
  * display fields; it cannot change what runs. Only `y` or `yes` (any case,
  * surrounding spaces ignored) approves; anything else, Enter, and end of input
- * deny. Each call gets its own decision: on a terminal, lines typed before the
- * prompt appeared are discarded rather than taken as the answer.
+ * deny. Each call gets its own decision: on a terminal, everything typed before
+ * the prompt appeared is discarded rather than taken as the answer. With piped
+ * input the prompt reads nothing (the next line is the next question) and
+ * denies; end of input at the prompt ends the turn `cancelled`.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -15,7 +17,8 @@ import type { ToolDisplay } from "../tools/Tool.js"
 
 export type Decision =
   | { readonly approved: true }
-  | { readonly approved: false; readonly reason: string }
+  /** `endTurn`: the user left (end of input); the turn ends `cancelled` and nothing more is asked of the model. */
+  | { readonly approved: false; readonly reason: string; readonly endTurn?: boolean }
 
 export interface ApproverShape {
   readonly decide: (display: ToolDisplay) => Effect.Effect<Decision>
@@ -45,12 +48,14 @@ export class Approver extends Context.Tag("mino/Approver")<Approver, ApproverSha
         decide: (display) =>
           Effect.gen(function*() {
             yield* terminal.write(render(display))
-            const answer = yield* terminal.readLine(PROMPT, { fresh: true })
             if (!terminal.interactive) {
-              yield* terminal.write("Denied: standard input is not a terminal, so no command can be approved.\n")
+              yield* terminal.write(`${PROMPT}\nDenied: standard input is not a terminal, so no command can be approved.\n`)
               return { approved: false, reason: "standard input is not a terminal" } as const
             }
-            if (Option.isNone(answer)) return { approved: false, reason: "end of input" } as const
+            const answer = yield* terminal.readLine(PROMPT, { fresh: true })
+            if (Option.isNone(answer)) {
+              return { approved: false, reason: "end of input at the approval prompt", endTurn: true } as const
+            }
             return isApproval(answer.value)
               ? ({ approved: true } as const)
               : ({ approved: false, reason: "the user did not approve" } as const)

@@ -6,6 +6,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
@@ -20,6 +21,14 @@ export interface GatewayOptions {
   readonly banner: string
 }
 
+/** How the chat went: with piped input, a failed turn makes the exit code 1. */
+export interface ChatSummary {
+  readonly failedTurns: number
+}
+
+/** Typed at `You> `, ends the chat; it is never sent to the model. */
+export const EXIT_COMMAND = "/exit"
+
 export const run = (options: GatewayOptions) =>
   Effect.gen(function*() {
     const agent = yield* Agent
@@ -28,14 +37,30 @@ export const run = (options: GatewayOptions) =>
     yield* terminal.write(options.banner + "\n\n")
 
     const screen = yield* renderer
-    while (true) {
-      // Ctrl+C at the prompt exits; end the prompt's line first.
-      const line = yield* terminal.readLine(terminal.style("bold", "You> ")).pipe(Effect.onInterrupt(() => terminal.write("\n")))
-      if (Option.isNone(line)) return
-      if (line.value.trim().length === 0) continue
-      yield* terminal.write("\n")
-      yield* agent.turn(line.value, screen.render).pipe(Effect.ensuring(screen.stopSpinner))
-    }
+    let failedTurns = 0
+    const chat = Effect.gen(function*() {
+      while (true) {
+        const history = yield* agent.questions
+        // Ctrl+C at the prompt exits; end the prompt's line first.
+        const line = yield* terminal.readLine(terminal.style("bold", "You> "), { history }).pipe(
+          Effect.onInterrupt(() => terminal.write("\n"))
+        )
+        if (Option.isNone(line) || line.value.trim() === EXIT_COMMAND) return
+        if (line.value.trim().length === 0) continue
+        yield* terminal.write("\n")
+        const outcome = yield* agent.turn(line.value, screen.render).pipe(Effect.ensuring(screen.stopSpinner))
+        if (outcome.status === "failed") failedTurns++
+      }
+    })
+    // Standard output closed by its reader (`mino | head`): stop quietly; an
+    // interrupted turn is closed on disk as cancelled on the way out. (A race
+    // would not wait for the loser's finalizers when Ctrl+C interrupts it.)
+    // TODO(#9): pass "standard output was closed" as the turn's cancel reason.
+    const chatting = yield* Effect.fork(chat)
+    yield* Effect.fork(Effect.zipRight(terminal.outputClosed, Fiber.interrupt(chatting)))
+    const exit = yield* Fiber.await(chatting).pipe(Effect.onInterrupt(() => Fiber.interrupt(chatting)))
+    if (!Exit.isInterrupted(exit)) yield* exit
+    return { failedTurns } satisfies ChatSummary
   })
 
 /** Turns Agent events into screen output, with a spinner while waiting. */

@@ -1,16 +1,27 @@
 /**
  * The one input stream and the screen. Chat questions and approval answers are
- * read from the same queue of lines, so an answer is consumed as a decision and
- * never becomes the next question. The input is read in the terminal's cooked
- * mode: the kernel echoes and edits the line, Ctrl+D at an empty line ends
- * input, and Ctrl+C reaches Mino as SIGINT.
+ * read from the same input, so an answer is consumed as a decision and never
+ * becomes the next question.
+ *
+ * On a terminal Mino owns the input: the terminal is in raw mode with bracketed
+ * paste on, keys are decoded by Node's `readline.emitKeypressEvents`, and the
+ * line is edited here (`LineEditor`). Keys typed while no prompt is shown wait
+ * for the next question, and are discarded before an approval prompt. Ctrl+C and
+ * Ctrl+\ arrive as keys, not signals, and are handed to `onStopKey`. The modes
+ * are re-asserted before every prompt and restored when the scope closes (and,
+ * as a backstop, when the process exits).
+ *
+ * Piped input is read line by line and echoed, so a transcript reads as typed.
  */
 import * as readline from "node:readline"
 import type { Readable, Writable } from "node:stream"
+import * as tty from "node:tty"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -19,24 +30,32 @@ import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Secrets from "../security/Secrets.js"
+import * as LineEditor from "./LineEditor.js"
 
 export interface TerminalShape {
   /** Standard input is a terminal: only then can anything be approved. */
   readonly interactive: boolean
-  /** Colour and spinners: the output is a terminal and `NO_COLOR` is unset. */
+  /** Colour: the output is a terminal and `NO_COLOR` is unset. */
   readonly decorated: boolean
   /**
-   * Shows `prompt` and reads one line; `None` at end of input. With `fresh`, on a
-   * terminal, lines typed before the prompt appeared are discarded first, so an
-   * answer typed ahead cannot approve a command its author has not seen.
+   * Shows `prompt` and reads one line; `None` at end of input (Ctrl+D at an
+   * empty line). With `fresh`, everything typed before the prompt appeared
+   * (complete lines and a partial line) is discarded first, and the screen says
+   * so: an answer typed ahead cannot approve a command its author has not seen.
+   * `history` is what ↑ and ↓ recall, oldest first.
    */
-  readonly readLine: (prompt: string, options?: { readonly fresh?: boolean }) => Effect.Effect<Option.Option<string>>
+  readonly readLine: (
+    prompt: string,
+    options?: { readonly fresh?: boolean; readonly history?: ReadonlyArray<string> }
+  ) => Effect.Effect<Option.Option<string>>
   /** Writes text as it is: callers escape what they did not write themselves. */
   readonly write: (text: string) => Effect.Effect<void>
-  /** Shows `label` with elapsed seconds until the scope closes (only when decorated). */
+  /** Shows `label` with elapsed seconds until the scope closes (only when the output is a terminal). */
   readonly spinner: (label: string) => Effect.Effect<void, never, Scope.Scope>
   /** Wraps text in an SGR style when decorated. */
   readonly style: (style: Style, text: string) => string
+  /** Completes when standard output has been closed by its reader (`mino | head`). */
+  readonly outputClosed: Effect.Effect<void>
 }
 
 export type Style = "bold" | "dim" | "cyan" | "yellow" | "red" | "green"
@@ -46,9 +65,28 @@ export interface TerminalOptions {
   readonly input: Readable
   readonly output: Writable
   readonly interactive: boolean
+  /** Colour. */
   readonly decorated: boolean
+  /** A spinner while waiting (default: `decorated`); `NO_COLOR` turns off colour, not this. */
+  readonly animated?: boolean
+  /** Decode keys and edit lines here (the input is a terminal), instead of reading whole lines. */
+  readonly keys?: boolean
   /** Strings that must never reach the screen (the API key); replaced by `[redacted]`. */
   readonly secrets?: ReadonlyArray<string>
+  /** Ctrl+C (`interrupt`) and Ctrl+\ (`quit`) in raw mode, where the terminal sends no signal. */
+  readonly onStopKey?: (key: StopKey) => void
+}
+
+export type StopKey = "interrupt" | "quit"
+
+/**
+ * Raw mode turns off the terminal's own signals, so Mino raises them itself:
+ * the keys then take the same path as a signal sent from elsewhere (the runtime
+ * interrupts the chat, which cancels the turn and kills a running group).
+ * TODO(#9): route both keys to the stop-request module once it is on main.
+ */
+const raiseSignal = (key: StopKey): void => {
+  process.kill(process.pid, key === "quit" && process.listenerCount("SIGQUIT") > 0 ? "SIGQUIT" : "SIGINT")
 }
 
 export class Terminal extends Context.Tag("mino/Terminal")<Terminal, TerminalShape>() {
@@ -58,40 +96,60 @@ export class Terminal extends Context.Tag("mino/Terminal")<Terminal, TerminalSha
   static readonly layer = (secrets: ReadonlyArray<string>) =>
     Layer.scoped(
       Terminal,
-      make({
-        input: process.stdin,
-        output: process.stdout,
-        interactive: process.stdin.isTTY === true,
-        decorated: decorates(),
-        secrets
-      })
+      Effect.suspend(() =>
+        make({
+          input: process.stdin,
+          output: process.stdout,
+          interactive: process.stdin.isTTY === true,
+          keys: process.stdin.isTTY === true,
+          decorated: decorates(),
+          animated: process.stdout.isTTY === true,
+          secrets,
+          onStopKey: raiseSignal
+        })
+      )
     )
 
   /** Given streams, e.g. pipes in tests. */
   static readonly layerStreams = (options: TerminalOptions) => Layer.scoped(Terminal, make(options))
 }
 
-/** Colour and spinners on standard output: only on a terminal, and never with `NO_COLOR` set. */
+/** Colour on standard output: only on a terminal, and never with `NO_COLOR` set. */
 export const decorates = (): boolean => process.stdout.isTTY === true && (process.env["NO_COLOR"] ?? "") === ""
 
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
 
+const PASTE_ON = "\u001b[?2004h"
+const PASTE_OFF = "\u001b[?2004l"
+const SGR_CODES = /\u001b\[[0-9;]*m/g
+
+/** What a discarded type-ahead held, for the line that says so. */
+const discardedSummary = (lines: number, partial: boolean): string | undefined => {
+  const parts = [...(lines > 0 ? [`${lines} line(s)`] : []), ...(partial ? ["a partial line"] : [])]
+  return parts.length === 0 ? undefined : `(ignored ${parts.join(" and ")} typed before this question)\n`
+}
+
 const make = (options: TerminalOptions) =>
   Effect.gen(function*() {
-    const lines = yield* Queue.unbounded<Option.Option<string>>()
-    const ended = yield* Ref.make(false)
-    const reader = yield* Effect.acquireRelease(
-      Effect.sync(() => {
-        const rl = readline.createInterface({ input: options.input, terminal: false, crlfDelay: Infinity })
-        rl.on("line", (line) => Queue.unsafeOffer(lines, Option.some(line)))
-        rl.on("close", () => Queue.unsafeOffer(lines, Option.none()))
-        return rl
-      }),
-      (rl) => Effect.sync(() => rl.close())
-    )
-    void reader
     const secrets = Secrets.effective(options.secrets ?? [])
     const redact = (text: string) => Secrets.redact(text, secrets)
+    const { input, output } = options
+
+    // Standard output closed by its reader: writes stop, and whoever waits on `outputClosed` ends the chat.
+    const closed = yield* Deferred.make<void>()
+    let outputOpen = true
+    const onOutputError = (error: NodeJS.ErrnoException) => {
+      outputOpen = false
+      void error
+      Deferred.unsafeDone(closed, Exit.void)
+    }
+    yield* Effect.acquireRelease(
+      Effect.sync(() => output.on("error", onOutputError)),
+      () => Effect.sync(() => output.off("error", onOutputError))
+    )
+    const raw = (text: string) => {
+      if (outputOpen && text.length > 0) output.write(text)
+    }
 
     // Streamed model text can split a secret across writes: each write keeps back
     // a tail that could begin one, until the next write shows what follows it.
@@ -108,7 +166,7 @@ const make = (options: TerminalOptions) =>
       }
       return keep
     }
-    yield* Effect.addFinalizer(() => Effect.sync(() => held === "" || options.output.write(held)))
+    yield* Effect.addFinalizer(() => Effect.sync(() => raw(held)))
 
     /** `flush` shows held-back text too: before a prompt, which must not wait for more. */
     const writeText = (text: string, flush: boolean) =>
@@ -116,38 +174,25 @@ const make = (options: TerminalOptions) =>
         const combined = redact(held + text)
         const keep = flush ? 0 : heldBack(combined)
         held = combined.slice(combined.length - keep)
+        const shown = combined.slice(0, combined.length - keep)
         // Respect back-pressure so a flood of output cannot pile up in memory.
-        if (options.output.write(combined.slice(0, combined.length - keep))) resume(Effect.void)
-        else options.output.once("drain", () => resume(Effect.void))
+        if (!outputOpen || shown.length === 0 || output.write(shown)) return resume(Effect.void)
+        const done = () => {
+          output.off("drain", done)
+          output.off("error", done)
+          resume(Effect.void)
+        }
+        output.once("drain", done)
+        output.once("error", done)
       })
     const write = (text: string) => writeText(text, false)
 
-    const readLine = (prompt: string, readOptions?: { readonly fresh?: boolean }) =>
-      Effect.gen(function*() {
-        if (yield* Ref.get(ended)) return Option.none<string>()
-        if (readOptions?.fresh === true && options.interactive) {
-          const typedAhead = yield* Queue.takeAll(lines)
-          // End of input is not typed ahead: keep it for this read.
-          if ([...typedAhead].some(Option.isNone)) yield* Queue.offer(lines, Option.none())
-          const discarded = [...typedAhead].filter(Option.isSome).length
-          if (discarded > 0) yield* write(`(ignored ${discarded} line(s) typed before this question)\n`)
-        }
-        yield* writeText(prompt, true)
-        const line = yield* Queue.take(lines)
-        if (Option.isNone(line)) {
-          yield* Ref.set(ended, true)
-          yield* write("\n")
-        } else if (!options.interactive) {
-          // Piped input is not echoed by a terminal: show it so the transcript reads as typed.
-          yield* write(line.value + "\n")
-        }
-        return line
-      })
+    const readLine = options.keys === true ? yield* keyReader(options, raw, writeText) : yield* lineReader(options, writeText)
 
     const style = (name: Style, text: string) => options.decorated ? `\u001b[${SGR[name]}m${text}\u001b[0m` : text
 
     const spinner = (label: string) =>
-      options.decorated
+      (options.animated ?? options.decorated)
         ? Effect.gen(function*() {
           const started = yield* Clock.currentTimeMillis
           let frame = 0
@@ -158,5 +203,212 @@ const make = (options: TerminalOptions) =>
         })
         : Effect.void
 
-    return Terminal.of({ interactive: options.interactive, decorated: options.decorated, readLine, write, spinner, style })
+    return Terminal.of({
+      interactive: options.interactive,
+      decorated: options.decorated,
+      readLine,
+      write,
+      spinner,
+      style,
+      outputClosed: Deferred.await(closed)
+    })
+  })
+
+type WriteText = (text: string, flush: boolean) => Effect.Effect<void>
+type ReadLine = TerminalShape["readLine"]
+
+/** Whole lines from a pipe (or a test's stream); a piped line is echoed so the transcript reads as typed. */
+const lineReader = (options: TerminalOptions, writeText: WriteText) =>
+  Effect.gen(function*() {
+    const lines = yield* Queue.unbounded<Option.Option<string>>()
+    const ended = yield* Ref.make(false)
+    yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const rl = readline.createInterface({ input: options.input, terminal: false, crlfDelay: Infinity })
+        rl.on("line", (line) => Queue.unsafeOffer(lines, Option.some(line)))
+        rl.on("close", () => Queue.unsafeOffer(lines, Option.none()))
+        return rl
+      }),
+      (rl) => Effect.sync(() => rl.close())
+    )
+    const readLine: ReadLine = (prompt, readOptions) =>
+      Effect.gen(function*() {
+        if (yield* Ref.get(ended)) return Option.none<string>()
+        if (readOptions?.fresh === true && options.interactive) {
+          const typedAhead = yield* Queue.takeAll(lines)
+          // End of input is not typed ahead: keep it for this read.
+          if ([...typedAhead].some(Option.isNone)) yield* Queue.offer(lines, Option.none())
+          const notice = discardedSummary([...typedAhead].filter(Option.isSome).length, false)
+          if (notice !== undefined) yield* writeText(notice, false)
+        }
+        yield* writeText(prompt, true)
+        const line = yield* Queue.take(lines)
+        if (Option.isNone(line)) {
+          yield* Ref.set(ended, true)
+          yield* writeText("\n", false)
+        } else if (!options.interactive) {
+          yield* writeText(line.value + "\n", false)
+        }
+        return line
+      })
+    return readLine
+  })
+
+/** Keys from a terminal in raw mode, edited here. */
+const keyReader = (options: TerminalOptions, raw: (text: string) => void, writeText: WriteText) =>
+  Effect.gen(function*() {
+    const { input, output } = options
+    const ttyInput = input instanceof tty.ReadStream ? input : undefined
+    const ttyOutput = output instanceof tty.WriteStream ? output : undefined
+    let ended = false
+    let pasting = false
+    // Keys typed while no prompt is shown, in order.
+    const pending: Array<LineEditor.Key> = []
+    // The prompt being edited, when one is shown.
+    let active: ((key: LineEditor.Key) => void) | undefined
+    let modesSet = false
+
+    /**
+     * Raw mode and bracketed paste. Turning raw mode off first makes libuv restore
+     * the modes Mino started with, so turning it on again repairs whatever a
+     * command did to the terminal meanwhile (libuv skips a switch to the mode it
+     * believes is already set).
+     */
+    const assertModes = () => {
+      if (ttyInput !== undefined) {
+        ttyInput.setRawMode(false)
+        ttyInput.setRawMode(true)
+      }
+      if (ttyOutput !== undefined) raw(PASTE_ON)
+      modesSet = true
+    }
+    const restoreModes = () => {
+      if (!modesSet) return
+      modesSet = false
+      if (ttyOutput !== undefined) raw(PASTE_OFF)
+      if (ttyInput !== undefined) ttyInput.setRawMode(false)
+    }
+
+    const stopKey = (key: LineEditor.Key): boolean => {
+      const action = LineEditor.press(LineEditor.empty(), key)
+      if (action._tag === "Interrupt") options.onStopKey?.("interrupt")
+      else if (action._tag === "Quit") options.onStopKey?.("quit")
+      else return false
+      return true
+    }
+
+    const onKeypress = (_: string | undefined, key: readline.Key | undefined) => {
+      if (key === undefined) return
+      if (key.name === "paste-start") pasting = true
+      else if (key.name === "paste-end") pasting = false
+      else {
+        const typed: LineEditor.Key = { name: key.name, sequence: key.sequence, ctrl: key.ctrl, meta: key.meta, pasted: pasting }
+        if (active !== undefined) active(typed)
+        // Ctrl+C while the model thinks or a command runs acts at once.
+        else if (!stopKey(typed)) pending.push(typed)
+      }
+    }
+
+    yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        readline.emitKeypressEvents(input)
+        assertModes()
+        input.on("keypress", onKeypress)
+        process.on("exit", restoreModes)
+      }),
+      () =>
+        Effect.sync(() => {
+          input.off("keypress", onKeypress)
+          process.off("exit", restoreModes)
+          restoreModes()
+          input.pause()
+        })
+    )
+
+    const columns = () => (ttyOutput !== undefined && ttyOutput.columns > 0 ? ttyOutput.columns : 80)
+
+    const readLine: ReadLine = (prompt, readOptions) =>
+      Effect.gen(function*() {
+        if (ended) return Option.none<string>()
+        assertModes()
+        if (readOptions?.fresh === true) {
+          let lines = 0
+          let scratch = LineEditor.empty()
+          for (const key of pending.splice(0)) {
+            const action = LineEditor.press(scratch, key)
+            if (action._tag === "Submit") {
+              lines++
+              scratch = LineEditor.empty()
+            } else if (action._tag === "Edit") scratch = action.editor
+          }
+          const notice = discardedSummary(lines, scratch.chars.length > 0)
+          if (notice !== undefined) yield* writeText(notice, false)
+        }
+        yield* writeText("", true)
+        return yield* Effect.async<Option.Option<string>>((resume) => {
+          const promptWidth = LineEditor.width(prompt.replace(SGR_CODES, ""))
+          let editor = LineEditor.empty(readOptions?.history ?? [])
+          // Rows between the prompt's first row and the cursor; what is drawn, when the cursor is at its end.
+          let row = 0
+          let drawnAtEnd: string | undefined
+          let first = true
+          const render = () => {
+            const cols = columns()
+            const { cursorColumn, line } = LineEditor.draw(editor)
+            const total = promptWidth + LineEditor.width(line)
+            const at = promptWidth + cursorColumn
+            const appended = !first && drawnAtEnd !== undefined && at === total && line.startsWith(drawnAtEnd)
+            // Typing at the end only adds characters; anything else redraws from the prompt.
+            let text = appended
+              ? line.slice(drawnAtEnd?.length ?? 0)
+              : `${row > 0 ? `\u001b[${row}A` : ""}${first ? "" : "\r\u001b[J"}${prompt}${line}`
+            first = false
+            drawnAtEnd = at === total ? line : undefined
+            // At the exact end of a row the cursor waits to wrap: move it to the next row's start.
+            if (total > 0 && total % cols === 0) text += " \r"
+            const endRow = Math.floor(total / cols)
+            const cursorRow = Math.floor(at / cols)
+            if (at !== total || total % cols === 0) {
+              if (endRow > cursorRow) text += `\u001b[${endRow - cursorRow}A`
+              text += `\r${at % cols > 0 ? `\u001b[${at % cols}C` : ""}`
+            }
+            row = cursorRow
+            raw(text)
+          }
+          const finish = (line: Option.Option<string>) => {
+            active = undefined
+            raw("\n")
+            resume(Effect.succeed(line))
+          }
+          active = (key) => {
+            const action = LineEditor.press(editor, key)
+            switch (action._tag) {
+              case "Edit":
+                editor = action.editor
+                return render()
+              case "Submit":
+                editor = { ...editor, cursor: editor.chars.length }
+                render()
+                return finish(Option.some(action.text))
+              case "EndOfInput":
+                ended = true
+                return finish(Option.none())
+              case "Interrupt":
+                return options.onStopKey?.("interrupt")
+              case "Quit":
+                return options.onStopKey?.("quit")
+            }
+          }
+          render()
+          // Keys typed while no prompt was shown count as typed at this one.
+          while (active !== undefined && pending.length > 0) {
+            const key = pending.shift()
+            if (key !== undefined) active(key)
+          }
+          return Effect.sync(() => {
+            active = undefined
+          })
+        })
+      })
+    return readLine
   })

@@ -63,12 +63,23 @@ describe("Approver", () => {
       expect(next).toBe("what next?")
     }))
 
-  it.scopedLive("with piped (non-terminal) input nothing can be approved, and the answer is still consumed", () =>
+  it.scopedLive("with piped (non-terminal) input nothing can be approved, and the prompt consumes no input", () =>
     Effect.gen(function*() {
       const { decisions, next, screen } = yield* decideThenRead([], 1, { interactive: false, ahead: "yes\nnext question\n" })
       expect(decisions).toEqual([false])
-      expect(next).toBe("next question")
-      expect(screen).toContain("standard input is not a terminal")
+      // The line after the question is the next question, not an answer.
+      expect(next).toBe("yes")
+      expect(screen).toContain(PROMPT + "\nDenied: standard input is not a terminal")
+    }))
+
+  it.scopedLive("end of input at the prompt ends the turn rather than only denying", () =>
+    Effect.gen(function*() {
+      const screen = Screen.make([], { interactive: true })
+      const decision = yield* Effect.provide(
+        Effect.flatMap(Approver, (approver) => approver.decide(display)),
+        Approver.layer.pipe(Layer.provideMerge(screen.layer))
+      )
+      expect(decision).toEqual({ approved: false, reason: "end of input at the approval prompt", endTurn: true })
     }))
 
   it.scopedLive("on a terminal, a line typed before the prompt appeared is not taken as the answer", () =>

@@ -33,18 +33,20 @@ describe("configuration", () => {
       expect(yield* modelUsed(["--model", "from-flag"], { MINO_MODEL: "from-env" })).toBe("from-flag")
     }), 60_000)
 
-  it.scopedLive("with piped input the chat reads questions, but the answer `y` approves nothing", () =>
+  it.scopedLive("with piped input the chat reads questions, and a `y` line is a question that approves nothing", () =>
     Effect.gen(function*() {
       const box = yield* sandbox
       const server = yield* scriptedServer([
         ResponsesServer.toolCallResponse([bashCall("p1", "touch piped-marker")]),
-        ResponsesServer.textResponse("I could not run it.")
+        ResponsesServer.textResponse("I could not run it."),
+        ResponsesServer.textResponse("You said y.")
       ])
       const run = yield* runPlain([], environment(box, server.url), box.cwd, "make a file\ny\n")
       expect(run.code).toBe(0)
       expect(run.stdout).toContain("Denied: standard input is not a terminal")
       expect(run.stdout).toContain("[Tool result: denied]")
       expect(run.stdout).toContain("Assistant> I could not run it.")
+      expect(run.stdout).toContain("Assistant> You said y.")
       expect(fs.existsSync(`${box.cwd}/piped-marker`)).toBe(false)
     }), 30_000)
 })

@@ -26,6 +26,12 @@ export interface ExitStatus {
   readonly signal: string | null
 }
 
+export interface Termios {
+  readonly echo: boolean
+  readonly icanon: boolean
+  readonly isig: boolean
+}
+
 export class PtyTimeout extends Data.TaggedError("PtyTimeout")<{ readonly message: string }> {}
 
 export interface SpawnOptions {
@@ -38,7 +44,10 @@ export interface SpawnOptions {
 export interface Pty {
   /** The program's own pid (it is exec'd, not wrapped). */
   readonly pid: number
-  /** Everything shown so far, with the terminal's `\r\n` turned back into `\n`. */
+  /**
+   * Everything shown so far, with the terminal's `\r\n` turned back into `\n` and
+   * the bracketed-paste switches (which are never drawn) left out.
+   */
   readonly screen: Effect.Effect<string>
   /** Types `text`: `"y\n"` answers a prompt, `"\x03"` is Ctrl+C, `"\x04"` Ctrl+D. */
   readonly write: (text: string) => Effect.Effect<void>
@@ -49,6 +58,8 @@ export interface Pty {
    */
   readonly waitFor: (pattern: string | RegExp, timeoutMs?: number) => Effect.Effect<string, PtyTimeout>
   readonly kill: (signal: NodeJS.Signals) => Effect.Effect<void>
+  /** The terminal's modes right now, as the program left them. */
+  readonly termios: Effect.Effect<Termios, PtyTimeout>
   /** Completes when the program has ended and all of its output has been read. */
   readonly exited: Effect.Effect<ExitStatus>
   /** `exited`, failing if it takes longer than `timeoutMs`. */
@@ -68,6 +79,7 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Pty, never, Scope.Sc
     let cursor = 0
     let reported: ExitStatus = { code: null, signal: null }
     let controlLines = ""
+    const termiosReports: Array<Termios> = []
 
     const driver = yield* Effect.acquireRelease(
       Effect.sync(() => {
@@ -76,7 +88,8 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Pty, never, Scope.Sc
         const child = spawnProcess("python3", [DRIVER, spec], { stdio: ["pipe", "pipe", "pipe"] })
         const decoder = new StringDecoder("utf8")
         child.stdout.on("data", (chunk: Buffer) => {
-          screen += decoder.write(chunk).replace(/\r\n/g, "\n")
+          // Bracketed paste on and off, which Mino re-asserts before every prompt, is not drawn.
+          screen += decoder.write(chunk).replace(/\r\n/g, "\n").replace(/\u001b\[\?2004[hl]/g, "")
         })
         child.stderr.setEncoding("utf8")
         child.stderr.on("data", (chunk: string) => {
@@ -84,7 +97,9 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Pty, never, Scope.Sc
           for (const line of controlLines.split("\n").slice(0, -1)) {
             const pid = /^pid (\d+)$/.exec(line)
             const ended = /^exit (\S+) (\S+)$/.exec(line)
+            const modes = /^termios ([01]) ([01]) ([01])$/.exec(line)
             if (pid?.[1] !== undefined) Deferred.unsafeDone(started, Exit.succeed(Number(pid[1])))
+            else if (modes !== null) termiosReports.push({ echo: modes[1] === "1", icanon: modes[2] === "1", isig: modes[3] === "1" })
             else if (ended?.[1] !== undefined && ended[2] !== undefined) {
               reported = { code: ended[1] === "-" ? null : Number(ended[1]), signal: ended[2] === "-" ? null : ended[2] }
             } else if (line.length > 0) screen += `\n[pty_driver] ${line}\n`
@@ -145,6 +160,18 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Pty, never, Scope.Sc
       write: (text) => Effect.sync(() => void driver.stdin.write(text)),
       waitFor,
       kill: (name) => Effect.sync(() => signal(pid, name)),
+      termios: Effect.gen(function*() {
+        const before = termiosReports.length
+        if (driver.pid !== undefined) signal(driver.pid, "SIGUSR1")
+        const deadline = Date.now() + DEFAULT_TIMEOUT_MS
+        while (termiosReports.length === before) {
+          if (Date.now() > deadline) return yield* new PtyTimeout({ message: "pty_driver did not report the terminal's modes" })
+          yield* Effect.sleep(POLL)
+        }
+        const report = termiosReports[termiosReports.length - 1]
+        if (report === undefined) return yield* Effect.die(new Error("no termios report"))
+        return report
+      }),
       exited,
       exitedWithin: (timeoutMs) =>
         exited.pipe(

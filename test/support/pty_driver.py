@@ -7,6 +7,8 @@ Usage: python3 pty_driver.py '<json spec>'   spec = {"argv": [...], "env": {...}
   if typed, so "\\x03" is Ctrl+C and "\\x04" at an empty line is Ctrl+D.
 - Control lines go to stderr: `pid <n>` once the program is started, then
   `exit <code> <signal>` when it has ended (`-` for the one that does not apply).
+- SIGUSR1 asks for the terminal's modes: `termios <echo> <icanon> <isig>` (each
+  0 or 1), read from the pty at that moment.
   The program's pid is its own: it is exec'd directly, so it can be signalled.
 """
 import errno
@@ -36,6 +38,14 @@ def main() -> None:
     fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
     sys.stderr.write(f"pid {pid}\n")
     sys.stderr.flush()
+
+    def report_termios(_signum, _frame) -> None:
+        lflag = termios.tcgetattr(master)[3]
+        flags = [int(bool(lflag & bit)) for bit in (termios.ECHO, termios.ICANON, termios.ISIG)]
+        sys.stderr.write("termios " + " ".join(map(str, flags)) + "\n")
+        sys.stderr.flush()
+
+    signal.signal(signal.SIGUSR1, report_termios)
 
     stdin = sys.stdin.fileno()
     stdout = sys.stdout.fileno()

@@ -133,14 +133,13 @@ const make = (options: TerminalOptions) =>
   Effect.gen(function*() {
     const secrets = Secrets.effective(options.secrets ?? [])
     const redact = (text: string) => Secrets.redact(text, secrets)
-    const { input, output } = options
+    const { output } = options
 
     // Standard output closed by its reader: writes stop, and whoever waits on `outputClosed` ends the chat.
     const closed = yield* Deferred.make<void>()
     let outputOpen = true
-    const onOutputError = (error: NodeJS.ErrnoException) => {
+    const onOutputError = () => {
       outputOpen = false
-      void error
       Deferred.unsafeDone(closed, Exit.void)
     }
     yield* Effect.acquireRelease(

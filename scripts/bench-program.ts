@@ -194,6 +194,13 @@ const step = (options: typeof StepOptions.Type) =>
       const floors: Array<number> = []
       const turns: Array<number> = []
       const phases = { request: Array<number>(), save: Array<number>(), approve: Array<number>(), run: Array<number>() }
+      // CPU time of this process (not of bash), in ms: measured turns, and floor samples.
+      let turnCpu = 0
+      let floorCpu = 0
+      const cpu = (): number => {
+        const { user, system } = process.cpuUsage()
+        return (user + system) / 1000
+      }
       // One turn to warm up (the SDK loads on the first request), then the measured ones.
       for (let turn = -1; turn < options.turns; turn++) {
         let last: number | undefined
@@ -201,6 +208,7 @@ const step = (options: typeof StepOptions.Type) =>
         let responded = 0
         let running = 0
         const started = now()
+        const cpuStarted = cpu()
         const outcome = yield* agent.turn(`Run true ${options.stepsPerTurn} times.`, (event: AgentEvent) =>
           Effect.sync(() => {
             const at = now()
@@ -227,9 +235,12 @@ const step = (options: typeof StepOptions.Type) =>
           continue
         }
         turns.push(now() - started)
+        turnCpu += cpu() - cpuStarted
+        const floorCpuStarted = cpu()
         for (let i = 0; i < options.floorSamples; i++) {
           floors.push(yield* Effect.promise(() => floorSample(floorFile, keepAlive, port, cwd)))
         }
+        floorCpu += cpu() - floorCpuStarted
       }
       return {
         step: median(steps),
@@ -237,6 +248,9 @@ const step = (options: typeof StepOptions.Type) =>
         steps: steps.length,
         floors: floors.length,
         turn: median(turns),
+        // A turn is stepsPerTurn tool steps and one closing answer; its CPU is spread over the steps.
+        cpuPerStep: turnCpu / (options.turns * options.stepsPerTurn),
+        floorCpu: floorCpu / (options.turns * options.floorSamples),
         phases: { request: median(phases.request), save: median(phases.save), approve: median(phases.approve), run: median(phases.run) },
         floorPhases: { spawn: median(floorPhases.spawn), fsync: median(floorPhases.fsync), http: median(floorPhases.http) }
       }

@@ -4,7 +4,8 @@
 //   start     `node bin/mino.js` until its first `You> ` prompt  vs  `node -e 0`
 //   step      one Agent tool step (request, save, start, run `true`, save) with the real
 //             layers and a loopback model in its own process  vs  one bash spawn + two
-//             fsynced appends + one HTTP request for the same reply from the same model
+//             fsynced appends + one HTTP request for the same reply from the same model;
+//             wall time, with the CPU time of Mino's process per step beside it
 //   restore   opening a ~100,000-record, ~50 MB session with SessionStore  vs  readFileSync +
 //             split + JSON.parse; and its peak memory as a multiple of the file size
 //   overflow  BashRunner killing `yes` at the 64 KiB output limit  vs  BashRunner
@@ -165,7 +166,9 @@ const step = async () => {
       `${result.steps} steps: request ${ms(phases.request)}, save response ${ms(phases.save)}, ` +
         `approve+save start ${ms(phases.approve)}, run+save result ${ms(phases.run)}`,
       `floor: spawn ${ms(floorPhases.spawn)}, 2 fsyncs ${ms(floorPhases.fsync)}, HTTP ${ms(floorPhases.http)}; ` +
-        `with a third fsync ${ms(withThird)} (${(result.step / withThird).toFixed(2)}x)`)
+        `with a third fsync ${ms(withThird)} (${(result.step / withThird).toFixed(2)}x)`,
+      `CPU of Mino's process per step ${ms(result.cpuPerStep)} (the floor's ${ms(result.floorCpu)}; ` +
+        `${(result.cpuPerStep / result.floorCpu).toFixed(2)}x); bash's own CPU is in neither`)
   ]
 }
 

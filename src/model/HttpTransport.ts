@@ -45,9 +45,13 @@ const loadHttps = (): Promise<typeof Https> => (httpsModule ??= import("node:htt
 const abortReason = (signal: AbortSignal): Error =>
   signal.reason instanceof Error ? signal.reason : new DOMException("This operation was aborted", "AbortError")
 
-const requestBody = (body: RequestInit["body"]): Buffer | undefined => {
+/**
+ * The body as node:http takes it. A string stays a string: node:http then sends
+ * headers and body in one write (a Buffer would go as a second segment).
+ */
+const requestBody = (body: RequestInit["body"]): string | Buffer | undefined => {
   if (body === undefined || body === null) return undefined
-  if (typeof body === "string") return Buffer.from(body, "utf8")
+  if (typeof body === "string") return body
   if (body instanceof ArrayBuffer) return Buffer.from(body)
   if (ArrayBuffer.isView(body)) return Buffer.from(body.buffer, body.byteOffset, body.byteLength)
   // The SDK sends the Responses API JSON as a string; uploads are not Mino's.
@@ -109,7 +113,7 @@ export const make = (): HttpTransport => {
   const httpAgent = new Http.Agent({ keepAlive: true })
   let httpsAgent: Https.Agent | undefined
 
-  const send = async (url: URL, init: RequestInit, body: Buffer | undefined, redirects: number): Promise<Response> => {
+  const send = async (url: URL, init: RequestInit, body: string | Buffer | undefined, redirects: number): Promise<Response> => {
     const signal = init.signal ?? undefined
     if (signal?.aborted === true) throw abortReason(signal)
     const https = url.protocol === "https:" ? await loadHttps() : undefined
@@ -121,7 +125,7 @@ export const make = (): HttpTransport => {
     new Headers(init.headers).forEach((value, name) => {
       headers[name] = value
     })
-    if (body !== undefined) headers["content-length"] = String(body.byteLength)
+    if (body !== undefined) headers["content-length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength)
 
     const attempt = (retryStale: boolean): Promise<Response> =>
       new Promise<Response>((resolve, reject) => {

@@ -84,7 +84,6 @@ let sdkModule: Promise<Sdk> | undefined
 const loadSdk = (): Promise<Sdk> => (sdkModule ??= import("openai"))
 
 const OutputItemList = Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
-const Typed = Schema.Struct({ type: Schema.String })
 const Where = {
   item_id: Schema.optional(Schema.NullOr(Schema.String)),
   output_index: Schema.optional(Schema.NullOr(Schema.Number))
@@ -117,7 +116,6 @@ const ErrorEvent = Schema.Struct({
 const ErrorBody = Schema.Struct({ message: Schema.String, code: Schema.optional(Schema.NullOr(Schema.String)) })
 
 // Built once: a decoder per event would be rebuilt for every streamed token.
-const decodeTyped = Schema.decodeUnknownOption(Typed)
 const decodeDelta = Schema.decodeUnknownOption(Delta)
 const decodeItemDone = Schema.decodeUnknownOption(ItemDone)
 const decodeCompleted = Schema.decodeUnknownOption(Completed)
@@ -195,6 +193,8 @@ interface Refusal {
   readonly retry?: { readonly what: string; readonly afterMs: number | undefined }
 }
 
+type Interpreted = ReadonlyArray<ModelEvent> | ModelError
+
 /** Per stream: which message items already had text shown, by id (or position). */
 type Shown = Set<string>
 const itemKey = (id: string | null | undefined, index: number | null | undefined): string =>
@@ -218,29 +218,35 @@ const make = (config: ModelClientConfig) =>
       })
     }
 
-    const connect = yield* Effect.cached(
-      Effect.tryPromise({
-        try: async () => {
-          const sdk = await loadSdk()
-          const client = new sdk.OpenAI({
-            apiKey: config.apiKey,
-            baseURL: config.baseURL,
-            // Mino retries itself, visibly and with a bounded wait (see `respond`).
-            maxRetries: 0,
-            // The SDK would otherwise log malformed chunks to the user's terminal.
-            logLevel: "off",
-            fetch: (url, init) => {
-              // Name Mino first and keep the SDK's own token (`OpenAI/JS 6.49.0`).
-              const headers = new Headers(init?.headers)
-              headers.set("user-agent", `Mino/${VERSION} ${headers.get("user-agent") ?? ""}`.trim())
-              return transport.fetch(url, { ...init, headers })
-            }
-          })
-          return { sdk, client }
-        },
-        catch: (cause) => error("connection", `model client could not start: ${rootMessage(cause)}`)
+    const start = async () => {
+      const sdk = await loadSdk()
+      const client = new sdk.OpenAI({
+        apiKey: config.apiKey,
+        baseURL: config.baseURL,
+        // Mino retries itself, visibly and with a bounded wait (see `send`).
+        maxRetries: 0,
+        // The SDK would otherwise log malformed chunks to the user's terminal.
+        logLevel: "off",
+        fetch: (url, init) => {
+          // Name Mino first and keep the SDK's own token (`OpenAI/JS 6.49.0`).
+          const headers = new Headers(init?.headers)
+          headers.set("user-agent", `Mino/${VERSION} ${headers.get("user-agent") ?? ""}`.trim())
+          return transport.fetch(url, { ...init, headers })
+        }
       })
-    )
+      return { sdk, client }
+    }
+    // The SDK is loaded and the client made on the first request, once. A plain
+    // promise: Effect.cached would take a lock and read the clock on every request.
+    let started: ReturnType<typeof start> | undefined
+    const connect = Effect.tryPromise({
+      try: () =>
+        (started ??= start().catch((cause: unknown) => {
+          started = undefined
+          throw cause
+        })),
+      catch: (cause) => error("connection", `model client could not start: ${rootMessage(cause)}`)
+    })
 
     /** Failures before the stream starts: HTTP status, connection, SDK timeout. */
     const requestError = (sdk: Sdk, baseURL: string, cause: unknown): Refusal => {
@@ -306,18 +312,16 @@ const make = (config: ModelClientConfig) =>
     }
 
     /** Acts only on a successful response.completed: status `completed` (when given) and no error. */
-    const completed = (shown: Shown, event: typeof Completed.Type): Effect.Effect<Chunk.Chunk<ModelEvent>, ModelError> => {
+    const completed = (shown: Shown, event: typeof Completed.Type): Interpreted => {
       const { response } = event
       if (response.error !== undefined && response.error !== null) {
-        return Effect.fail(reported("model response failed", response.error))
+        return reported("model response failed", response.error)
       }
       const status = response.status
       if (status !== undefined && status !== null && status !== "completed") {
-        return Effect.fail(
-          status === "incomplete"
-            ? error("incomplete", `model response incomplete: ${response.incomplete_details?.reason ?? "no reason given"}`)
-            : error("failed", `model response ended with status ${JSON.stringify(status)}, not completed`)
-        )
+        return status === "incomplete"
+          ? error("incomplete", `model response incomplete: ${response.incomplete_details?.reason ?? "no reason given"}`)
+          : error("failed", `model response ended with status ${JSON.stringify(status)}, not completed`)
       }
       const events: Array<ModelEvent> = []
       response.output.forEach((item, index) => {
@@ -325,36 +329,38 @@ const make = (config: ModelClientConfig) =>
         if (text !== undefined) events.push({ _tag: "TextDelta", text })
       })
       events.push({ _tag: "Completed", response: { id: response.id, output: response.output } })
-      return Effect.succeed(Chunk.unsafeFromArray(events))
+      return events
     }
 
-    /** What one streamed event means for the caller; events not listed are progress only. */
-    const interpret = (shown: Shown, event: unknown): Effect.Effect<Chunk.Chunk<ModelEvent>, ModelError> => {
-      const type = Option.match(decodeTyped(event), {
-        onNone: () => "",
-        onSome: (typed) => typed.type
-      })
+    /**
+     * What one streamed event means for the caller: events to pass on (none for
+     * progress), or the error that ends the stream. Plain code, not an Effect:
+     * it runs for every streamed event.
+     */
+    const interpret = (shown: Shown, event: unknown): Interpreted => {
+      // A plain check on the hot path; the events that matter are decoded with their schema below.
+      const type = typeof event === "object" && event !== null && "type" in event && typeof event.type === "string" ? event.type : ""
       switch (type) {
         case "response.output_text.delta":
         case "response.refusal.delta":
           return Option.match(decodeDelta(event), {
-            onNone: () => Effect.fail(error("protocol", `model stream sent a malformed ${type} event`)),
+            onNone: () => error("protocol", `model stream sent a malformed ${type} event`),
             onSome: ({ delta, item_id, output_index }) => {
               shown.add(itemKey(item_id, output_index))
-              return Effect.succeed(Chunk.of<ModelEvent>({ _tag: "TextDelta", text: delta }))
+              return [{ _tag: "TextDelta", text: delta }]
             }
           })
         case "response.output_item.done":
           return Option.match(decodeItemDone(event), {
-            onNone: () => Effect.succeed(Chunk.empty()),
+            onNone: () => [],
             onSome: ({ item, output_index }) => {
               const text = unshownText(shown, item, output_index)
-              return Effect.succeed(text === undefined ? Chunk.empty() : Chunk.of<ModelEvent>({ _tag: "TextDelta", text }))
+              return text === undefined ? [] : [{ _tag: "TextDelta", text }]
             }
           })
         case "response.completed":
           return Option.match(decodeCompleted(event), {
-            onNone: () => Effect.fail(error("protocol", "model stream sent a malformed response.completed event")),
+            onNone: () => error("protocol", "model stream sent a malformed response.completed event"),
             onSome: (event) => completed(shown, event)
           })
         case "response.failed": {
@@ -362,20 +368,20 @@ const make = (config: ModelClientConfig) =>
             Option.flatMap(decodeFailed(event), (failed) => Option.fromNullable(failed.response.error)),
             () => ({})
           )
-          return Effect.fail(reported("model response failed", problem))
+          return reported("model response failed", problem)
         }
         case "response.incomplete": {
           const reason = Option.flatMap(decodeIncomplete(event), (incomplete) =>
             Option.fromNullable(incomplete.response.incomplete_details?.reason)
           )
-          return Effect.fail(error("incomplete", `model response incomplete: ${Option.getOrElse(reason, () => "no reason given")}`))
+          return error("incomplete", `model response incomplete: ${Option.getOrElse(reason, () => "no reason given")}`)
         }
         case "error": {
           const problem = Option.getOrElse(decodeErrorEvent(event), (): typeof ErrorEvent.Type => ({}))
-          return Effect.fail(reported("model stream error", { code: problem.code, message: problem.message ?? "no message given" }))
+          return reported("model stream error", { code: problem.code, message: problem.message ?? "no message given" })
         }
         default:
-          return Effect.succeed(Chunk.empty())
+          return []
       }
     }
 
@@ -402,15 +408,12 @@ const make = (config: ModelClientConfig) =>
           yield* Effect.addFinalizer(() => Effect.sync(() => controller.abort()))
 
           const opened = yield* Effect.tryPromise({
-            try: () => client.responses.create(body(request), { signal: controller.signal }).withResponse(),
-            catch: (cause) => requestError(sdk, client.baseURL, cause)
-          }).pipe(
-            Effect.timeoutFail({
-              duration: idleTimeoutMs,
-              onTimeout: (): Refusal => ({ error: error("timeout", `model request timed out: no response for ${formatMs(idleTimeoutMs)}`) })
-            }),
-            Effect.either
-          )
+            try: () => idle(client.responses.create(body(request), { signal: controller.signal }).withResponse(), idleTimeoutMs),
+            catch: (cause): Refusal =>
+              cause instanceof Idle
+                ? { error: error("timeout", `model request timed out: no response for ${formatMs(idleTimeoutMs)}`) }
+                : requestError(sdk, client.baseURL, cause)
+          }).pipe(Effect.either)
           if (Either.isLeft(opened)) {
             const { error: failure, retry } = opened.left
             if (retry !== undefined && attempt <= maxRetries) {
@@ -438,27 +441,39 @@ const make = (config: ModelClientConfig) =>
           }
 
           const iterator = events[Symbol.asyncIterator]()
+          const shown: Shown = new Set()
+          // Reads until an event matters to the caller, so progress events (argument
+          // deltas, item added...) cost no Effect step each. `undefined`: a clean end.
+          const read = async (): Promise<ReadonlyArray<ModelEvent> | undefined> => {
+            while (true) {
+              const result = await idle(iterator.next(), idleTimeoutMs)
+              if (result.done === true) return undefined
+              const interpreted = interpret(shown, result.value)
+              if (interpreted instanceof ModelError) throw interpreted
+              if (interpreted.length > 0) return interpreted
+            }
+          }
           const next = Effect.tryPromise({
-            try: () => idle(iterator.next(), idleTimeoutMs),
+            try: read,
             catch: (cause) =>
-              cause instanceof Idle
+              cause instanceof ModelError
+                ? cause
+                : cause instanceof Idle
                 ? error("timeout", `model stream timed out: no event for ${formatMs(idleTimeoutMs)}`)
                 : streamError(sdk, cause)
           })
 
-          const shown: Shown = new Set()
           let done = false
           const pull = Effect.gen(function* () {
             // After response.completed nothing more is read; the finalizer closes the stream.
             if (done) return yield* Effect.fail(Option.none())
-            const result = yield* Effect.mapError(next, Option.some)
-            if (result.done === true) {
+            const emitted = yield* Effect.mapError(next, Option.some)
+            if (emitted === undefined) {
               // The SDK ends quietly when the server closes the stream cleanly.
               return yield* Effect.fail(Option.some(error("incomplete", "model stream ended before response.completed")))
             }
-            const emitted = yield* Effect.mapError(interpret(shown, result.value), Option.some)
-            done = Chunk.some(emitted, (event) => event._tag === "Completed")
-            return emitted
+            done = emitted.some((event) => event._tag === "Completed")
+            return Chunk.unsafeFromArray(emitted)
           })
           return Stream.repeatEffectChunkOption(pull)
         })

@@ -6,7 +6,7 @@
  * - `step`: Mino's Agent with its real layers (session store with fsync, BashRunner,
  *   model client over the openai SDK to a loopback Responses server, which runs in a
  *   child: `model` mode) and an Approver that approves everything, running turns of
- *   tool steps of `true`; alternating with the floor: one bash spawn, two fsynced
+ *   tool steps of `true`; alternating with the floor: one bash spawn, three fsynced
  *   appends, one HTTP request to the same server.
  * - `restore-mino` / `restore-raw`: opening a large session with SessionStore, or
  *   reading and parsing its lines directly; time and peak memory.
@@ -72,7 +72,7 @@ const stepModel = (steps: number) => {
 
 const floorPhases = { spawn: Array<number>(), fsync: Array<number>(), http: Array<number>() }
 
-/** The least one step must do: spawn bash, two fsynced appends, one loopback request. */
+/** The least one step must do: spawn bash, three fsynced appends (response, start, result), one loopback request. */
 const floorSample = (file: number, agent: Http.Agent, port: number, cwd: string): Promise<number> => {
   const started = now()
   let mark = started
@@ -91,7 +91,7 @@ const floorSample = (file: number, agent: Http.Agent, port: number, cwd: string)
   }).then(() => {
     floorPhases.spawn.push(now() - mark)
     mark = now()
-    for (let i = 0; i < 2; i++) {
+    for (let i = 0; i < 3; i++) {
       Fs.writeSync(file, line)
       Fs.fsyncSync(file)
     }

@@ -151,7 +151,7 @@ const step = (options: typeof StepOptions.Type) =>
     const cwd = tempDir(options.dir, "work")
     const server = yield* modelProcess(options.stepsPerTurn)
     const tool = BashTool.make({ cwd, parentEnv: process.env, secrets: [] }).pipe(
-      Effect.map((bash) => ToolRegistry.make([erase(bash)]))
+      Effect.flatMap((bash) => Effect.orDie(ToolRegistry.make([erase(bash)])))
     )
     // The real client, with a mark when its stream yields the completed response, to
     // tell the time spent getting the response from the time spent saving it.

@@ -64,7 +64,8 @@ const chat = (flags: { readonly model: Option.Option<string>; readonly demo: boo
     const instructions = yield* Instructions.load(cwd)
 
     const bash = BashTool.make({ cwd, parentEnv: env, secrets }).pipe(
-      Effect.map((tool) => ToolRegistry.make([erase(tool)], { secrets }))
+      // Bash alone cannot share a name with another tool.
+      Effect.flatMap((tool) => Effect.orDie(ToolRegistry.make([erase(tool)], { secrets })))
     )
     const terminal = Terminal.layer(secrets)
     const agent = Agent.layer({ model: modelName, instructions }).pipe(

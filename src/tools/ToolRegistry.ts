@@ -7,8 +7,14 @@
  * whose arguments contain it is refused before approval (what would be shown
  * `[redacted]` must never run with the real key), and every result is redacted
  * here, where it is made, so what is saved, shown and sent is one and the same.
+ *
+ * A tool cannot take Mino down: a defect (a throw) in its Prepare becomes that
+ * call's `invalid_arguments` result, and one in its Execute a `failed` result,
+ * each with the message, so the turn closes normally and the chat goes on.
  */
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Secrets from "../security/Secrets.js"
@@ -28,26 +34,67 @@ export interface ToolRegistryOptions {
 export const CONTAINS_KEY =
   "the arguments contain the API key; Mino never runs a call that carries it (it would be shown [redacted] and run with the key)"
 
-export class ToolRegistry extends Context.Tag("mino/ToolRegistry")<ToolRegistry, ToolRegistryShape>() {
-  static readonly make = (tools: ReadonlyArray<AnyTool>, options: ToolRegistryOptions = {}): ToolRegistryShape => {
-    const byName = new Map(tools.map((tool) => [tool.definition.name, tool]))
-    const secrets = Secrets.effective(options.secrets ?? [])
-    const clean = (result: ToolResult.ToolResult) => ToolResult.redact(result, secrets)
-    const prepare = (name: string, rawArguments: string): Effect.Effect<PreparedCall, Rejection> => {
-      const tool = byName.get(name)
-      if (tool === undefined) {
-        return Effect.fail(rejection(clean(ToolResult.make("unknown_tool", `Mino has no tool named ${JSON.stringify(name)}.`))))
-      }
-      if (Secrets.inJson(rawArguments, secrets)) return Effect.fail(rejection(ToolResult.make("invalid_arguments", CONTAINS_KEY)))
-      return tool.prepare(rawArguments).pipe(
-        Effect.map((call) => ({ display: call.display, execute: Effect.map(call.execute, clean) })),
-        Effect.mapError((refused) => rejection(clean(refused.result)))
-      )
-    }
-    return { definitions: tools.map((tool) => tool.definition), prepare }
+/** Two tools share a name: the model could not say which one it calls. */
+export class DuplicateToolName extends Data.TaggedError("DuplicateToolName")<{ readonly name: string }> {
+  override get message() {
+    return `two tools are named ${JSON.stringify(this.name)}; tool names must be unique`
   }
+}
+
+export class ToolRegistry extends Context.Tag("mino/ToolRegistry")<ToolRegistry, ToolRegistryShape>() {
+  /** A registry of `tools`; refused when two share a name. */
+  static readonly make = (
+    tools: ReadonlyArray<AnyTool>,
+    options: ToolRegistryOptions = {}
+  ): Effect.Effect<ToolRegistryShape, DuplicateToolName> =>
+    Effect.suspend(() => {
+      const byName = new Map<string, AnyTool>()
+      for (const tool of tools) {
+        if (byName.has(tool.definition.name)) return Effect.fail(new DuplicateToolName({ name: tool.definition.name }))
+        byName.set(tool.definition.name, tool)
+      }
+      const secrets = Secrets.effective(options.secrets ?? [])
+      const clean = (result: ToolResult.ToolResult) => ToolResult.redact(result, secrets)
+      const prepare = (name: string, rawArguments: string): Effect.Effect<PreparedCall, Rejection> => {
+        const tool = byName.get(name)
+        if (tool === undefined) {
+          return Effect.fail(rejection(clean(ToolResult.make("unknown_tool", `Mino has no tool named ${JSON.stringify(name)}.`))))
+        }
+        if (Secrets.inJson(rawArguments, secrets)) return Effect.fail(rejection(ToolResult.make("invalid_arguments", CONTAINS_KEY)))
+        return guard(tool, rawArguments).pipe(
+          Effect.map((call) => ({ display: call.display, execute: Effect.map(call.execute, clean) })),
+          Effect.mapError((refused) => rejection(clean(refused.result)))
+        )
+      }
+      return Effect.succeed<ToolRegistryShape>({ definitions: tools.map((tool) => tool.definition), prepare })
+    })
 
   /** A registry of the given tools; the application's is built in `main.ts` with bash alone. */
   static readonly layer = (tools: ReadonlyArray<AnyTool>, options: ToolRegistryOptions = {}) =>
-    Layer.succeed(ToolRegistry, ToolRegistry.make(tools, options))
+    Layer.effect(ToolRegistry, ToolRegistry.make(tools, options))
+}
+
+/** Prepare and Execute with their defects turned into the call's result; interruption passes through. */
+const guard = (tool: AnyTool, rawArguments: string): Effect.Effect<PreparedCall, Rejection> =>
+  Effect.suspend(() => tool.prepare(rawArguments)).pipe(
+    Effect.catchAllDefect((defect) =>
+      Effect.fail(rejection(ToolResult.make("invalid_arguments", `The ${tool.definition.name} tool failed to prepare this call: ${describe(defect)}`)))
+    ),
+    Effect.map((call) => ({
+      display: call.display,
+      execute: Effect.suspend(() => call.execute).pipe(
+        Effect.catchAllDefect((defect) =>
+          Effect.succeed(ToolResult.make("failed", `The ${tool.definition.name} tool failed while running: ${describe(defect)}`))
+        )
+      )
+    }))
+  )
+
+/** The defect's message; whatever was thrown, describing it cannot throw again. */
+const describe = (defect: unknown): string => {
+  try {
+    return Cause.isRuntimeException(defect) || defect instanceof Error ? String(defect.message) : String(defect)
+  } catch {
+    return "a value that cannot be shown"
+  }
 }

@@ -48,7 +48,7 @@ const tool = Effect.runSync(
   )
 )
 // The path the Agent takes: the registry over the type-erased tool.
-const registry = ToolRegistry.make([erase(tool)])
+const registry = Effect.runSync(ToolRegistry.make([erase(tool)]))
 
 // ---------------------------------------------------------------------------
 // The independent oracle.

@@ -4,28 +4,25 @@
  */
 import { realpathSync } from "node:fs"
 import * as Os from "node:os"
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
-import * as ValidationError from "@effect/cli/ValidationError"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import * as Cause from "effect/Cause"
-import * as Console from "effect/Console"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { Agent } from "./agent/Agent.js"
 import * as Instructions from "./agent/Instructions.js"
 import { Approver } from "./approval/Approver.js"
+import * as Arguments from "./cli/Arguments.js"
 import * as Gateway from "./cli/Gateway.js"
+import * as Help from "./cli/Help.js"
 import * as DemoModel from "./demo/DemoModel.js"
 import { ModelClient } from "./model/ModelClient.js"
 import { SessionStore } from "./session/SessionStore.js"
-import { decorates, Terminal } from "./terminal/Terminal.js"
+import { Terminal } from "./terminal/Terminal.js"
 import { erase } from "./tools/Tool.js"
 import { ToolRegistry } from "./tools/ToolRegistry.js"
 import { BashRunner } from "./tools/bash/BashRunner.js"
@@ -33,24 +30,15 @@ import * as BashTool from "./tools/bash/BashTool.js"
 import { DEFAULT_MODEL } from "./defaults.js"
 import { VERSION } from "./version.js"
 
-
 /** An expected way to stop: `message` goes to stderr as one line, then exit with `code`. */
 class Stop extends Data.TaggedError("Stop")<{ readonly code: number; readonly message?: string }> {}
 
-const model = Options.text("model").pipe(
-  Options.withDescription(`The model to use (default: $MINO_MODEL, else ${DEFAULT_MODEL}).`),
-  Options.optional
-)
-const demo = Options.boolean("demo").pipe(
-  Options.withDescription("Chat with a built-in scripted model on loopback: no key, no network, real bash.")
-)
-
-const chat = (flags: { readonly model: Option.Option<string>; readonly demo: boolean }) =>
+const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>) =>
   Effect.gen(function*() {
     const env = process.env
     const cwd = realpathSync(process.cwd())
     const home = env["HOME"] ?? Os.homedir()
-    const modelName = Option.getOrElse(flags.model, () => env["MINO_MODEL"] || DEFAULT_MODEL)
+    const modelName = flags.model ?? (env["MINO_MODEL"] || DEFAULT_MODEL)
     const endpoint = flags.demo ? { apiKey: "mino-demo", baseURL: (yield* DemoModel.start).url } : {
       // Normalised once: HTTP trims a header value, so `sk-…\n` authenticates as `sk-…`,
       // and only that exact value can be found and redacted everywhere.
@@ -80,7 +68,9 @@ const chat = (flags: { readonly model: Option.Option<string>; readonly demo: boo
       `Mino ${VERSION} · model ${flags.demo ? "mino-demo (a scripted demo model on loopback, not a real AI)" : modelName}`,
       `Commands run in ${cwd} after you approve them. Ctrl+D exits; Ctrl+C cancels and exits.`
     ].join("\n")
-    const summary = yield* Gateway.run({ banner }).pipe(Effect.provide(agent))
+    const summary = yield* Gateway.run({ banner, ...(flags.question === undefined ? {} : { firstQuestion: flags.question }) }).pipe(
+      Effect.provide(agent)
+    )
     // Piped input: a script can tell from the exit code whether a turn failed.
     if (summary.failedTurns > 0 && process.stdin.isTTY !== true) return yield* new Stop({ code: 1 })
   }).pipe(
@@ -93,12 +83,6 @@ const chat = (flags: { readonly model: Option.Option<string>; readonly demo: boo
     })
   )
 
-const command = Command.make("mino", { model, demo }, chat).pipe(
-  Command.withDescription("A terminal coding agent: chat with a model that can run bash commands you approve.")
-)
-
-const cli = Command.run(command, { name: "mino", version: VERSION })
-
 const teardown = <E, A>(exit: Exit.Exit<E, A>, onExit: (code: number) => void) => {
   if (Exit.isSuccess(exit)) return onExit(0)
   if (Cause.isInterruptedOnly(exit.cause)) return onExit(130)
@@ -107,40 +91,21 @@ const teardown = <E, A>(exit: Exit.Exit<E, A>, onExit: (code: number) => void) =
     if (failure.value.message !== undefined) process.stderr.write(failure.value.message + "\n")
     return onExit(failure.value.code)
   }
-  // @effect/cli has already printed its validation error; print it only once.
-  if (Option.isSome(failure) && ValidationError.isValidationError(failure.value)) return onExit(2)
   process.stderr.write(`mino: unexpected error:\n${Cause.pretty(exit.cause)}\n`)
   onExit(1)
 }
 
-// Only what @effect/cli and the session need: NodeContext.layer would also build
-// a command executor and a worker manager, whose modules cost start-up time.
-const platform = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer)
-
-const SGR = /\u001b\[[0-9;]*m/g
-const colour = decorates()
-
-/**
- * What @effect/cli prints itself: help in colour only on a terminal without
- * NO_COLOR, and a bad flag's message (which it follows with a blank line) as
- * one line naming the program.
- */
-const cliConsole = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Console.consoleWith((console) =>
-    Effect.withConsole(effect, {
-      ...console,
-      // Its documents end with a newline of their own; console.log adds another.
-      log: (...args: ReadonlyArray<unknown>) =>
-        console.log(...args.map((arg) => (colour ? String(arg) : String(arg).replace(SGR, "")).replace(/\n+$/, ""))),
-      error: (...args: ReadonlyArray<unknown>) =>
-        Effect.sync(() => {
-          const text = args.map(String).join(" ").replace(SGR, "").replace(/\s*\n\s*/g, " ").trim()
-          if (text.length > 0) process.stderr.write(`mino: ${text}\n`)
-        })
-    }))
-
-cli(process.argv).pipe(
-  cliConsole,
-  Effect.provide(platform),
-  NodeRuntime.runMain({ disableErrorReporting: true, teardown })
-)
+const invocation = Arguments.parse(process.argv.slice(2))
+if (Either.isLeft(invocation)) {
+  process.stderr.write(invocation.left.message + "\n")
+  process.exitCode = 2
+} else if (invocation.right._tag === "Help") {
+  process.stdout.write(Help.text())
+} else if (invocation.right._tag === "Version") {
+  process.stdout.write(`${VERSION}\n`)
+} else {
+  chat(invocation.right).pipe(
+    Effect.provide(NodeFileSystem.layer),
+    NodeRuntime.runMain({ disableErrorReporting: true, teardown })
+  )
+}

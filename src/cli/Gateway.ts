@@ -19,6 +19,8 @@ import * as ToolResult from "../tools/ToolResult.js"
 export interface GatewayOptions {
   /** The line shown once before the first prompt. */
   readonly banner: string
+  /** A question from the command line, asked as the first turn (shown as if typed). */
+  readonly firstQuestion?: string
 }
 
 /** How the chat went: with piped input, a failed turn makes the exit code 1. */
@@ -39,6 +41,11 @@ export const run = (options: GatewayOptions) =>
     const screen = yield* renderer
     let failedTurns = 0
     const chat = Effect.gen(function*() {
+      if (options.firstQuestion !== undefined) {
+        yield* terminal.write(`${terminal.style("bold", "You> ")}${Escape.forLine(options.firstQuestion)}\n\n`)
+        const outcome = yield* agent.turn(options.firstQuestion, screen.render).pipe(Effect.ensuring(screen.stopSpinner))
+        if (outcome.status === "failed") failedTurns++
+      }
       while (true) {
         const history = yield* agent.questions
         // Ctrl+C at the prompt exits; end the prompt's line first.

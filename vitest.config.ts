@@ -3,7 +3,12 @@ import { defineConfig } from "vitest/config"
 
 export default defineConfig({
   // `examples/` import the package by name, as its users do.
-  resolve: { alias: { mino: fileURLToPath(new URL("./src/index.ts", import.meta.url)) } },
+  resolve: {
+    alias: [
+      { find: /^mino\/testing$/, replacement: fileURLToPath(new URL("./src/testing.ts", import.meta.url)) },
+      { find: /^mino$/, replacement: fileURLToPath(new URL("./src/index.ts", import.meta.url)) }
+    ]
+  },
   test: {
     include: ["test/**/*.test.ts"],
     // Real processes, sockets and fsyncs: keep per-test limits generous but finite.

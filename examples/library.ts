@@ -2,7 +2,11 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { Agent, Approver, erase, ModelClient, SessionStore, ToolRegistry, ToolResult } from "mino"
+import * as Schema from "effect/Schema"
+import { Agent, Approver, erase, ModelClient, rejection, SessionStore, ToolRegistry, ToolResult } from "mino"
+
+// The model's arguments are untrusted JSON text: decode them, never assume their shape.
+const ShoutArguments = Schema.parseJson(Schema.Struct({ text: Schema.String }))
 
 // A tool of your own: Definition, Prepare (validate, executes nothing), Execute.
 const shout = erase<string>({
@@ -13,12 +17,11 @@ const shout = erase<string>({
     parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"], additionalProperties: false },
     strict: true
   },
-  prepare: (raw) => {
-    const text: unknown = JSON.parse(raw)?.text
-    return typeof text === "string"
-      ? Effect.succeed({ display: { tool: "shout", fields: [{ label: "Text", value: text }] }, operation: text })
-      : Effect.fail({ _tag: "Rejection", result: ToolResult.make("invalid_arguments", "text must be a string") })
-  },
+  prepare: (raw) =>
+    Schema.decodeUnknown(ShoutArguments)(raw).pipe(
+      Effect.mapError((error) => rejection(ToolResult.make("invalid_arguments", error.message))),
+      Effect.map(({ text }) => ({ display: { tool: "shout", fields: [{ label: "Text", value: text }] }, operation: text }))
+    ),
   execute: (text) => Effect.succeed(ToolResult.make("completed", text.toUpperCase()))
 })
 

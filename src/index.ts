@@ -6,26 +6,33 @@
  * ```ts
  * const agent = Agent.layer({ model, instructions }).pipe(
  *   Layer.provide(ModelClient.layer({ apiKey })),
- *   Layer.provide(SessionStore.layer({ home })),
+ *   Layer.provide(SessionStore.layer({ home })), // or SessionStore.layerMemory()
  *   Layer.provide(ToolRegistry.layer([myTool])),
  *   Layer.provide(Approver.layerStatic(() => true)),
  *   Layer.provide(NodeFileSystem.layer)
  * )
  * ```
+ *
+ * A loopback model server for tests is in `mino/testing`.
  */
 export { Agent, AgentBusy, type AgentConfig, type AgentShape, type TurnOutcome } from "./agent/Agent.js"
 export type { AgentEvent } from "./agent/AgentEvent.js"
 export * as Instructions from "./agent/Instructions.js"
-export * as Limits from "./agent/Limits.js"
-export { Approver, type ApproverShape, type Decision, isApproval } from "./approval/Approver.js"
+export { Approver, type ApproverShape, type Decision } from "./approval/Approver.js"
 export { type CompletedResponse, ModelClient, type ModelClientConfig, ModelError, type ModelEvent, type ModelRequest } from "./model/ModelClient.js"
-export * as ResponsesServer from "./model/ResponsesServer.js"
 export * as Records from "./session/Records.js"
 export { INTERRUPTED_NOTICE } from "./session/Recovery.js"
-export { SessionBusy, SessionOpenError, type SessionOptions, SessionStore, type SessionStoreShape, SessionWriteError } from "./session/SessionStore.js"
-export { Terminal } from "./terminal/Terminal.js"
+export {
+  type MemorySessionOptions,
+  SessionBusy,
+  SessionOpenError,
+  type SessionOptions,
+  SessionStore,
+  type SessionStoreShape,
+  SessionWriteError
+} from "./session/SessionStore.js"
 export { type AnyTool, type DisplayField, erase, type PreparedCall, type Rejection, rejection, type Tool, type ToolDefinition, type ToolDisplay } from "./tools/Tool.js"
-export { ToolRegistry, type ToolRegistryShape } from "./tools/ToolRegistry.js"
+export { DuplicateToolName, ToolRegistry, type ToolRegistryOptions, type ToolRegistryShape } from "./tools/ToolRegistry.js"
 export * as ToolResult from "./tools/ToolResult.js"
 export { type BashOperation, BashRunner } from "./tools/bash/BashRunner.js"
 export * as BashTool from "./tools/bash/BashTool.js"

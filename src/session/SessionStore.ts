@@ -68,7 +68,40 @@ export interface SessionOptions {
 
 export class SessionStore extends Context.Tag("mino/SessionStore")<SessionStore, SessionStoreShape>() {
   static readonly layer = (options: SessionOptions) => Layer.scoped(SessionStore, open(options))
+
+  /**
+   * A session held in memory, for embedders and tests that want no files: the
+   * same replay rules, recovery of `records` given to start from, redaction and
+   * timestamps as the file, and nothing is kept when the layer is released.
+   */
+  static readonly layerMemory = (options: MemorySessionOptions = {}) => Layer.effect(SessionStore, openMemory(options))
 }
+
+export interface MemorySessionOptions {
+  /** Records to start from, as a session file would hold them; a turn left open is closed as on a restart. */
+  readonly records?: ReadonlyArray<SessionRecord>
+  /** Strings that must never be kept (the API key); replaced by `[redacted]`. */
+  readonly secrets?: ReadonlyArray<string>
+}
+
+const openMemory = (options: MemorySessionOptions) =>
+  Effect.gen(function*() {
+    const secrets = Secrets.effective(options.secrets ?? [])
+    // Through JSON, as the file does: what is kept is a copy, redacted, with unknown values dropped alike.
+    const keep = (record: SessionRecord): SessionRecord => JSON.parse(Secrets.redact(JSON.stringify(record), secrets))
+    const initial = (options.records ?? []).map(keep)
+    const conversation = new Conversation(initial)
+    const closing = closeOpenTurns(initial, yield* isoNow)
+    for (const record of closing) conversation.add(record)
+    return SessionStore.of({
+      sessionId: "memory",
+      path: ":memory:",
+      notices: closing.some((record) => record.type === "turn_end") ? [INTERRUPTED_NOTICE] : [],
+      context: Effect.sync(() => conversation.context.slice()),
+      records: Effect.sync(() => conversation.records.slice()),
+      append: (record) => Effect.map(isoNow, (time) => conversation.add(keep({ ...record, time: record.time ?? time })))
+    })
+  })
 
 const isoNow = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())
 

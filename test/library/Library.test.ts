@@ -1,9 +1,25 @@
+/**
+ * Mino as a library: the README's example, the in-memory session, the
+ * `mino/testing` entry, and an entry point that exports nothing internal.
+ */
 import * as Fs from "node:fs"
+import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as ResponsesServer from "../../src/model/ResponsesServer.js"
+import * as Layer from "effect/Layer"
+import { Agent, Approver, ModelClient, SessionStore, ToolRegistry, INTERRUPTED_NOTICE } from "mino"
+import { ResponsesServer, scriptedServer } from "mino/testing"
 import { askOnce } from "../../examples/library.js"
-import { inputOf, scriptedModel, sessionLines, tempDir, types } from "../support/Harness.js"
+import * as EchoTool from "../support/EchoTool.js"
+import { inputOf, scriptedModel, sessionLines, tempDir, turn, types } from "../support/Harness.js"
+
+const memoryAgent = (url: string, store: Layer.Layer<SessionStore>) =>
+  Agent.layer({ model: "test-model", instructions: "test" }).pipe(
+    Layer.provideMerge(store),
+    Layer.provide(ModelClient.layer({ apiKey: "sk-memory-test-key", baseURL: url, maxRetries: 0 })),
+    Layer.provide(ToolRegistry.layer([EchoTool.make()])),
+    Layer.provide(Approver.layerStatic(() => true))
+  )
 
 describe("library entry point", () => {
   it.scopedLive("the README's example runs a turn with its own tool and approver", () =>
@@ -19,6 +35,68 @@ describe("library entry point", () => {
       expect(second.at(-1)).toEqual({ type: "function_call_output", call_id: "s1", output: "{\"status\":\"completed\",\"output\":\"HELLO\"}" })
       expect(types(sessionLines(home))).toEqual(["user_input", "model_response", "tool_start", "tool_result", "model_response", "turn_end"])
     }))
+
+  it.scopedLive("the README's example answers malformed arguments with invalid_arguments, and the turn completes", () =>
+    Effect.gen(function*() {
+      const server = yield* scriptedModel([
+        ResponsesServer.toolCallResponse([{ call_id: "s1", name: "shout", arguments: "{\"text\": 42" }]),
+        ResponsesServer.textResponse("The arguments were wrong.")
+      ])
+      const home = tempDir("library")
+      const result = yield* askOnce("shout", { apiKey: "sk-example", baseURL: server.url, home })
+      expect(result.status).toBe("completed")
+      const saved = sessionLines(home).find((line) => line["type"] === "tool_result")
+      expect(saved?.["result"]).toMatchObject({ status: "invalid_arguments" })
+      expect(types(sessionLines(home))).not.toContain("tool_start")
+    }))
+
+  it.scopedLive("SessionStore.layerMemory: turns replay as from a file, with no file and the key redacted", () =>
+    Effect.gen(function*() {
+      const home = tempDir("memory")
+      const server = yield* scriptedServer([
+        ResponsesServer.toolCallResponse([{ call_id: "m1", name: "echo", arguments: "{\"text\":\"sk-memory-test-key\"}" }]),
+        ResponsesServer.textResponse("Echoed."),
+        ResponsesServer.textResponse("Again.")
+      ])
+      const records = yield* Effect.gen(function*() {
+        expect((yield* turn("echo the key")).outcome.status).toBe("completed")
+        expect((yield* turn("once more")).outcome.status).toBe("completed")
+        return yield* (yield* SessionStore).records
+      }).pipe(Effect.provide(memoryAgent(server.url, SessionStore.layerMemory({ secrets: ["sk-memory-test-key"] }))))
+      expect(records.map((record) => record.type)).toEqual([
+        "user_input", "model_response", "tool_start", "tool_result", "model_response", "turn_end", "user_input", "model_response", "turn_end"
+      ])
+      expect(records.every((record) => typeof record.time === "string")).toBe(true)
+      expect(JSON.stringify(records)).not.toContain("sk-memory-test-key")
+      // The second turn's request replays the first, completed turn.
+      const third = inputOf((yield* server.requests)[2]!)
+      expect(third.at(0)).toEqual({ type: "message", role: "user", content: [{ type: "input_text", text: "echo the key" }] })
+      expect(third.map((item) => item["type"])).toEqual(["message", "function_call", "function_call_output", "message", "message"])
+      expect(third.at(-1)).toEqual({ type: "message", role: "user", content: [{ type: "input_text", text: "once more" }] })
+      expect(Fs.existsSync(Path.join(home, ".mino"))).toBe(false)
+    }))
+
+  it.scopedLive("SessionStore.layerMemory closes a turn left open in the records it starts from, as a restart does", () =>
+    Effect.gen(function*() {
+      const open = [
+        { type: "user_input" as const, turn_id: "t1", text: "run it" },
+        { type: "model_response" as const, turn_id: "t1", output: [{ type: "function_call", call_id: "c1", name: "echo", arguments: "{}" }] },
+        { type: "tool_start" as const, turn_id: "t1", call_id: "c1" }
+      ]
+      const store = yield* Effect.provide(SessionStore, SessionStore.layerMemory({ records: open }))
+      expect(store.notices).toEqual([INTERRUPTED_NOTICE])
+      const records = yield* store.records
+      expect(records.slice(3).map((record) => record.type === "tool_result" ? record.result.status : record.type)).toEqual(["unknown", "turn_end"])
+      expect(yield* store.context).toEqual([])
+    }))
+
+  it("the main entry holds no test server; mino/testing does", async () => {
+    const main: Record<string, unknown> = await import("mino")
+    expect(Object.keys(main)).not.toContain("ResponsesServer")
+    expect(Object.keys(main)).not.toContain("Terminal")
+    const testing: Record<string, unknown> = await import("mino/testing")
+    expect(Object.keys(testing).sort()).toEqual(["ResponsesServer", "scriptedServer"])
+  })
 
   it("the README shows the example verbatim", () => {
     const readme = Fs.readFileSync(new URL("../../README.md", import.meta.url), "utf8")

@@ -1,0 +1,122 @@
+/**
+ * The package as a library user gets it: the packed tarball installed from the
+ * registry into a fresh project beside `effect@3.22`, with one copy of Effect, a
+ * program that runs one turn with its own tool against the loopback server from
+ * `mino/testing`, typechecked and run.
+ *
+ * It needs the npm registry, so it runs when MINO_PACK_SMOKE=1 (`.ci/run` sets
+ * it) and is skipped in the offline `npm test`. It packs the `dist/` that
+ * `npm test` has just built.
+ */
+import { execFile } from "node:child_process"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url))
+const TSC = Path.join(ROOT, "node_modules", "typescript", "bin", "tsc")
+
+interface Ran {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+const run = (file: string, args: ReadonlyArray<string>, cwd: string, timeout = 240_000) =>
+  Effect.async<Ran>((resume) => {
+    execFile(file, [...args], { cwd, timeout, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, npm_config_update_notifier: "false" } }, (error, stdout, stderr) => {
+      resume(Effect.succeed({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr }))
+    })
+  })
+
+const succeeded = (what: string, ran: Ran) => {
+  if (ran.code !== 0) throw new Error(`${what} failed (${ran.code}):\n${ran.stdout}\n${ran.stderr}`)
+  return ran.stdout
+}
+
+const PROGRAM = `import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import * as Effect from "effect/Effect"
+import { ResponsesServer, scriptedServer } from "mino/testing"
+import { askOnce } from "./library.js"
+
+const program = Effect.gen(function*() {
+  const server = yield* scriptedServer([
+    ResponsesServer.toolCallResponse([{ call_id: "s1", name: "shout", arguments: JSON.stringify({ text: "hello" }) }]),
+    ResponsesServer.textResponse("It says HELLO.")
+  ])
+  const home = Fs.mkdtempSync(Path.join(Os.tmpdir(), "mino-smoke-home-"))
+  const result = yield* askOnce("shout hello", { apiKey: "sk-smoke-test-0123456789", baseURL: server.url, home })
+  const requests = yield* server.requests
+  const sessions = Path.join(home, ".mino", "sessions")
+  const lines = Fs.readdirSync(sessions).flatMap((name) => Fs.readFileSync(Path.join(sessions, name), "utf8").trim().split("\\n"))
+  Fs.rmSync(home, { recursive: true, force: true })
+  return { ...result, requests: requests.length, records: lines.map((line) => JSON.parse(line).type) }
+}).pipe(Effect.scoped)
+
+Effect.runPromise(program).then((outcome) => console.log(JSON.stringify(outcome)))
+`
+
+const TSCONFIG = {
+  compilerOptions: {
+    target: "ES2022",
+    module: "NodeNext",
+    moduleResolution: "NodeNext",
+    types: ["node"],
+    strict: true,
+    exactOptionalPropertyTypes: true,
+    noUncheckedIndexedAccess: true,
+    // Mino's declarations are checked too, against the consumer's Effect.
+    skipLibCheck: false,
+    outDir: "out"
+  },
+  include: ["*.ts"]
+}
+
+describe("the packed tarball", () => {
+  it.live.skipIf(process.env["MINO_PACK_SMOKE"] !== "1")(
+    "installs beside effect@3.22 from the registry, typechecks and runs a turn with its own tool",
+    () =>
+      Effect.gen(function*() {
+        const dir = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "mino-pack-")))
+        yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true })))
+        // The dist/ just built by `npm test`: packing must not rebuild it under the other tests.
+        const packed = succeeded("npm pack", yield* run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", dir], ROOT))
+        const [info] = JSON.parse(packed) as Array<{ filename: string; files: Array<{ path: string }> }>
+        const files = info!.files.map((file) => file.path)
+        for (const file of ["LICENSE", "package.json", "bin/mino.js", "dist/cli/main.js", "dist/lib/index.d.ts", "dist/lib/testing.js"]) {
+          expect(files).toContain(file)
+        }
+        expect(files.some((file) => file.startsWith("src/") || file.startsWith("test/"))).toBe(false)
+
+        const project = Path.join(dir, "consumer")
+        Fs.mkdirSync(project)
+        Fs.writeFileSync(Path.join(project, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }))
+        succeeded("npm install", yield* run("npm", [
+          "install", "--no-audit", "--no-fund", "--save-exact",
+          Path.join(dir, info!.filename), "effect@3.22", "@effect/platform@0.97", "@effect/platform-node@0.108", "@types/node@20.19.43"
+        ], project))
+        // One Effect: none nested under mino.
+        expect(Fs.existsSync(Path.join(project, "node_modules", "mino", "node_modules", "effect"))).toBe(false)
+        const effectVersion = JSON.parse(Fs.readFileSync(Path.join(project, "node_modules", "effect", "package.json"), "utf8")).version
+        expect(effectVersion).toMatch(/^3\.22\./)
+
+        Fs.copyFileSync(Path.join(ROOT, "examples", "library.ts"), Path.join(project, "library.ts"))
+        Fs.writeFileSync(Path.join(project, "main.ts"), PROGRAM)
+        Fs.writeFileSync(Path.join(project, "tsconfig.json"), JSON.stringify(TSCONFIG))
+        succeeded("tsc", yield* run(process.execPath, [TSC, "-p", "tsconfig.json"], project))
+        const output = succeeded("the program", yield* run(process.execPath, ["out/main.js"], project, 60_000))
+        expect(JSON.parse(output)).toEqual({
+          status: "completed",
+          answer: "It says HELLO.",
+          requests: 2,
+          records: ["user_input", "model_response", "tool_start", "tool_result", "model_response", "turn_end"]
+        })
+      }).pipe(Effect.scoped),
+    300_000
+  )
+})

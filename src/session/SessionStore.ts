@@ -87,8 +87,8 @@ export interface MemorySessionOptions {
 const openMemory = (options: MemorySessionOptions) =>
   Effect.gen(function*() {
     const secrets = Secrets.effective(options.secrets ?? [])
-    // Through JSON, as the file does: what is kept is a copy, redacted, with unknown values dropped alike.
-    const keep = (record: SessionRecord): SessionRecord => JSON.parse(Secrets.redact(JSON.stringify(record), secrets))
+    // Through JSON, as the file does: what is kept is a redacted copy, decoded as a restart would read it.
+    const keep = (record: SessionRecord): SessionRecord => decodeRecord(JSON.parse(Secrets.redact(JSON.stringify(record), secrets)))
     const initial = (options.records ?? []).map(keep)
     const conversation = new Conversation(initial)
     const closing = closeOpenTurns(initial, yield* isoNow)
@@ -99,7 +99,12 @@ const openMemory = (options: MemorySessionOptions) =>
       notices: closing.some((record) => record.type === "turn_end") ? [INTERRUPTED_NOTICE] : [],
       context: Effect.sync(() => conversation.context.slice()),
       records: Effect.sync(() => conversation.records.slice()),
-      append: (record) => Effect.map(isoNow, (time) => conversation.add(keep({ ...record, time: record.time ?? time })))
+      append: (record) =>
+        Effect.map(isoNow, (time) => {
+          const committed = keep({ ...record, time: record.time ?? time })
+          conversation.add(committed)
+          return committed
+        })
     })
   })
 

@@ -14,7 +14,7 @@
 import * as Http from "node:http"
 import type * as Https from "node:https"
 import type * as Stream from "node:stream"
-import * as Zlib from "node:zlib"
+import type * as Zlib from "node:zlib"
 
 /** The endpoint answered with a redirect to another origin; Mino does not follow it. */
 export class CrossOriginRedirect extends Error {
@@ -58,16 +58,25 @@ const requestBody = (body: RequestInit["body"]): string | Buffer | undefined => 
   throw new TypeError("the model transport sends only string or byte request bodies")
 }
 
-/** The response body, decoded if the server compressed it, as a stream a reader pulls. */
-const responseBody = (response: Http.IncomingMessage, request: Http.ClientRequest): ReadableStream<Uint8Array> => {
+let zlibModule: Promise<typeof Zlib> | undefined
+// Loaded only for a compressed reply (Mino asks for none): start-up does not pay for it.
+const loadZlib = (): Promise<typeof Zlib> => (zlibModule ??= import("node:zlib"))
+
+/** A decoder for the reply's content-encoding, if it has one Mino can decode. */
+const decoderFor = async (response: Http.IncomingMessage): Promise<Stream.Transform | undefined> => {
   const encoding = (response.headers["content-encoding"] ?? "").trim().toLowerCase()
-  const decoder = encoding === "gzip" || encoding === "x-gzip"
-    ? Zlib.createGunzip()
-    : encoding === "deflate"
-      ? Zlib.createInflate()
-      : encoding === "br"
-        ? Zlib.createBrotliDecompress()
-        : undefined
+  if (encoding === "gzip" || encoding === "x-gzip") return (await loadZlib()).createGunzip()
+  if (encoding === "deflate") return (await loadZlib()).createInflate()
+  if (encoding === "br") return (await loadZlib()).createBrotliDecompress()
+  return undefined
+}
+
+/** The response body, decoded if the server compressed it, as a stream a reader pulls. */
+const responseBody = (
+  response: Http.IncomingMessage,
+  request: Http.ClientRequest,
+  decoder: Stream.Transform | undefined
+): ReadableStream<Uint8Array> => {
   let source: Stream.Readable = response
   if (decoder !== undefined) {
     response.on("error", (cause) => decoder.destroy(cause))
@@ -127,6 +136,31 @@ export const make = (): HttpTransport => {
     })
     if (body !== undefined) headers["content-length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength)
 
+    /** The Response for what the server answered: a redirect followed, or refused, or the reply itself. */
+    const respond = async (response: Http.IncomingMessage, request: Http.ClientRequest): Promise<Response> => {
+      const status = response.statusCode ?? 0
+      const location = response.headers.location
+      if (status >= 300 && status < 400 && location !== undefined) {
+        response.resume()
+        const target = new URL(location, url)
+        if (target.origin !== url.origin) throw new CrossOriginRedirect(url.origin, target.origin)
+        if ((status === 307 || status === 308) && redirects < MAX_REDIRECTS) return send(target, init, body, redirects + 1)
+      }
+      const responseHeaders = new Headers()
+      const raw = response.rawHeaders
+      for (let i = 0; i + 1 < raw.length; i += 2) responseHeaders.append(raw[i]!, raw[i + 1]!)
+      const nullBody = NULL_BODY.has(status) || init.method === "HEAD"
+      if (nullBody) response.resume()
+      // Throws for a status fetch cannot represent (below 200 or above 599).
+      const result = new Response(nullBody ? null : responseBody(response, request, await decoderFor(response)), {
+        status,
+        statusText: response.statusMessage ?? "",
+        headers: responseHeaders
+      })
+      Object.defineProperty(result, "url", { value: url.href })
+      return result
+    }
+
     const attempt = (retryStale: boolean): Promise<Response> =>
       new Promise<Response>((resolve, reject) => {
         const options = { method: init.method ?? "GET", headers, agent }
@@ -142,37 +176,10 @@ export const make = (): HttpTransport => {
           reject(cause)
         })
         request.on("response", (response) => {
-          const status = response.statusCode ?? 0
-          const location = response.headers.location
-          if (status >= 300 && status < 400 && location !== undefined) {
-            const target = new URL(location, url)
-            if (target.origin !== url.origin) {
-              response.resume()
-              return reject(new CrossOriginRedirect(url.origin, target.origin))
-            }
-            if ((status === 307 || status === 308) && redirects < MAX_REDIRECTS) {
-              response.resume()
-              return resolve(send(target, init, body, redirects + 1))
-            }
-          }
-          const responseHeaders = new Headers()
-          const raw = response.rawHeaders
-          for (let i = 0; i + 1 < raw.length; i += 2) responseHeaders.append(raw[i]!, raw[i + 1]!)
-          const nullBody = NULL_BODY.has(status) || init.method === "HEAD"
-          if (nullBody) response.resume()
-          try {
-            const result = new Response(nullBody ? null : responseBody(response, request), {
-              status,
-              statusText: response.statusMessage ?? "",
-              headers: responseHeaders
-            })
-            Object.defineProperty(result, "url", { value: url.href })
-            resolve(result)
-          } catch (cause) {
-            // A status fetch cannot represent (below 200 or above 599).
+          respond(response, request).then(resolve, (cause: unknown) => {
             request.destroy()
             reject(cause)
-          }
+          })
         })
         request.end(body)
       })

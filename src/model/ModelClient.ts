@@ -1,6 +1,7 @@
 /**
  * The model client: one streamed Responses request per call, over the openai SDK
- * and Mino's `node:http` transport (HttpTransport.ts).
+ * and Mino's `node:http` transport (HttpTransport.ts). What each streamed event
+ * means is StreamEvents.ts; how long a retry waits is Retry.ts.
  *
  * Text deltas are display events; only a successful `response.completed` (status
  * `completed`, no error) yields the output items, verbatim, for the Agent to
@@ -30,6 +31,10 @@ import type { ToolDefinition } from "../tools/Tool.js"
 import { VERSION } from "../version.js"
 import * as HttpTransport from "./HttpTransport.js"
 import * as OutputItems from "./OutputItems.js"
+import * as Retry from "./Retry.js"
+import * as StreamEvents from "./StreamEvents.js"
+
+export { CONTEXT_WINDOW_MESSAGE } from "./StreamEvents.js"
 
 export interface ModelRequest {
   readonly model: string
@@ -73,55 +78,14 @@ export interface ModelClientConfig {
   readonly retryWaitCapMs?: number
 }
 
-/** The line a context-window failure ends with; #12's `--new` starts that conversation. */
-export const CONTEXT_WINDOW_MESSAGE =
-  "the conversation no longer fits in the model's context window; start a new conversation with `mino --new`"
-
 type Sdk = typeof OpenAISdk
 
 // Loaded on first request so that start-up does not pay for the SDK.
 let sdkModule: Promise<Sdk> | undefined
 const loadSdk = (): Promise<Sdk> => (sdkModule ??= import("openai"))
 
-const OutputItemList = Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
-const Where = {
-  item_id: Schema.optional(Schema.NullOr(Schema.String)),
-  output_index: Schema.optional(Schema.NullOr(Schema.Number))
-}
-const Delta = Schema.Struct({ delta: Schema.String, ...Where })
-const ItemDone = Schema.Struct({ item: Schema.Record({ key: Schema.String, value: Schema.Unknown }), ...Where })
-const Problem = Schema.NullOr(Schema.Struct({
-  message: Schema.optional(Schema.NullOr(Schema.String)),
-  code: Schema.optional(Schema.NullOr(Schema.String))
-}))
-const Completed = Schema.Struct({
-  response: Schema.Struct({
-    id: Schema.String,
-    output: OutputItemList,
-    status: Schema.optional(Schema.NullOr(Schema.String)),
-    error: Schema.optional(Problem),
-    incomplete_details: Schema.optional(Schema.NullOr(Schema.Struct({ reason: Schema.optional(Schema.NullOr(Schema.String)) })))
-  })
-})
-const Failed = Schema.Struct({ response: Schema.Struct({ error: Schema.optional(Problem) }) })
-const Incomplete = Schema.Struct({
-  response: Schema.Struct({
-    incomplete_details: Schema.optional(Schema.NullOr(Schema.Struct({ reason: Schema.optional(Schema.NullOr(Schema.String)) })))
-  })
-})
-const ErrorEvent = Schema.Struct({
-  message: Schema.optional(Schema.NullOr(Schema.String)),
-  code: Schema.optional(Schema.NullOr(Schema.String))
-})
 const ErrorBody = Schema.Struct({ message: Schema.String, code: Schema.optional(Schema.NullOr(Schema.String)) })
 
-// Built once: a decoder per event would be rebuilt for every streamed token.
-const decodeDelta = Schema.decodeUnknownOption(Delta)
-const decodeItemDone = Schema.decodeUnknownOption(ItemDone)
-const decodeCompleted = Schema.decodeUnknownOption(Completed)
-const decodeFailed = Schema.decodeUnknownOption(Failed)
-const decodeIncomplete = Schema.decodeUnknownOption(Incomplete)
-const decodeErrorEvent = Schema.decodeUnknownOption(ErrorEvent)
 const decodeErrorBody = Schema.decodeUnknownOption(ErrorBody)
 
 /** Raised inside `idle` when no event arrives in time. */
@@ -166,39 +130,12 @@ const rootCause = (cause: unknown): unknown => {
 
 const formatMs = (ms: number): string => (ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`)
 
-/** A wait as a person reads it: `3 s`, `1.5 s`, `200 ms`. */
-const formatWait = (ms: number): string =>
-  ms >= 1000 ? `${Number((ms / 1000).toFixed(1))} s` : `${Math.round(ms)} ms`
-
-/** Whether an API error is the context window overflowing (OpenAI's code, or the wording of compatible servers). */
-const isContextWindow = (code: string | null | undefined, message: string | null | undefined): boolean =>
-  code === "context_length_exceeded" || /context (window|length)|maximum context/i.test(message ?? "")
-
-/** `retry-after-ms`, else `retry-after` (seconds or an HTTP date), in milliseconds. */
-const retryAfterMs = (headers: Headers | undefined): number | undefined => {
-  const ms = Number.parseFloat(headers?.get("retry-after-ms") ?? "")
-  if (Number.isFinite(ms) && ms >= 0) return ms
-  const value = headers?.get("retry-after")
-  if (value === null || value === undefined) return undefined
-  const seconds = Number.parseFloat(value)
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000
-  const date = Date.parse(value)
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now())
-}
-
 /** Why a request failed before its stream started, and whether it is worth sending again. */
 interface Refusal {
   readonly error: ModelError
   /** What a retry announcement names (`HTTP 429 from the model endpoint`); absent when not retried. */
   readonly retry?: { readonly what: string; readonly afterMs: number | undefined }
 }
-
-type Interpreted = ReadonlyArray<ModelEvent> | ModelError
-
-/** Per stream: which message items already had text shown, by id (or position). */
-type Shown = Set<string>
-const itemKey = (id: string | null | undefined, index: number | null | undefined): string =>
-  typeof id === "string" ? id : `#${index ?? "?"}`
 
 const make = (config: ModelClientConfig) =>
   Effect.gen(function* () {
@@ -271,12 +208,12 @@ const make = (config: ModelClientConfig) =>
           onSome: (body) => body.message
         })
         const status = cause.status
-        if (status < 500 && Option.exists(body, (body) => isContextWindow(body.code, body.message))) {
-          return { error: error("context_window", `model request failed: HTTP ${status}: ${CONTEXT_WINDOW_MESSAGE}`, status) }
+        if (status < 500 && Option.exists(body, (body) => StreamEvents.isContextWindow(body.code, body.message))) {
+          return { error: error("context_window", `model request failed: HTTP ${status}: ${StreamEvents.CONTEXT_WINDOW_MESSAGE}`, status) }
         }
         const failure = error("http", `model request failed: HTTP ${status}: ${detail}`, status)
         return status === 429 || status >= 500
-          ? { error: failure, retry: { what: `HTTP ${status} from the model endpoint`, afterMs: retryAfterMs(cause.headers) } }
+          ? { error: failure, retry: { what: `HTTP ${status} from the model endpoint`, afterMs: Retry.retryAfterMs(cause.headers) } }
           : { error: failure }
       }
       return { error: error("connection", `model request failed: ${rootMessage(cause)}`) }
@@ -286,103 +223,12 @@ const make = (config: ModelClientConfig) =>
     const streamError = (sdk: Sdk, cause: unknown): ModelError => {
       // The SDK throws APIError for a data object with an `error` field.
       if (cause instanceof sdk.APIError) {
-        return isContextWindow(cause.code, cause.message)
-          ? error("context_window", `model stream error: ${CONTEXT_WINDOW_MESSAGE}`)
+        return StreamEvents.isContextWindow(cause.code, cause.message)
+          ? error("context_window", `model stream error: ${StreamEvents.CONTEXT_WINDOW_MESSAGE}`)
           : error("failed", `model stream error: ${cause.message}`)
       }
       if (cause instanceof SyntaxError) return error("protocol", `model stream sent malformed data: ${cause.message}`)
       return error("dropped", `model stream dropped before response.completed: ${rootMessage(cause)}`)
-    }
-
-    /** A failure the model reported (response.failed, an error event, an error in response.completed). */
-    const reported = (prefix: string, problem: { readonly message?: string | null | undefined; readonly code?: string | null | undefined }) =>
-      isContextWindow(problem.code, problem.message)
-        ? error("context_window", `${prefix}: ${CONTEXT_WINDOW_MESSAGE}`)
-        : error("failed", `${prefix}: ${problem.message ?? problem.code ?? "no reason given"}`)
-
-    /** Text of message items that streamed no deltas: what a person would otherwise never see. */
-    const unshownText = (shown: Shown, item: Readonly<Record<string, unknown>>, index: number | null | undefined) => {
-      if (item["type"] !== "message") return undefined
-      const id = item["id"]
-      const key = itemKey(typeof id === "string" ? id : undefined, index)
-      if (shown.has(key)) return undefined
-      shown.add(key)
-      const text = OutputItems.messageText(item)
-      return text.length > 0 ? text : undefined
-    }
-
-    /** Acts only on a successful response.completed: status `completed` (when given) and no error. */
-    const completed = (shown: Shown, event: typeof Completed.Type): Interpreted => {
-      const { response } = event
-      if (response.error !== undefined && response.error !== null) {
-        return reported("model response failed", response.error)
-      }
-      const status = response.status
-      if (status !== undefined && status !== null && status !== "completed") {
-        return status === "incomplete"
-          ? error("incomplete", `model response incomplete: ${response.incomplete_details?.reason ?? "no reason given"}`)
-          : error("failed", `model response ended with status ${JSON.stringify(status)}, not completed`)
-      }
-      const events: Array<ModelEvent> = []
-      response.output.forEach((item, index) => {
-        const text = unshownText(shown, item, index)
-        if (text !== undefined) events.push({ _tag: "TextDelta", text })
-      })
-      events.push({ _tag: "Completed", response: { id: response.id, output: response.output } })
-      return events
-    }
-
-    /**
-     * What one streamed event means for the caller: events to pass on (none for
-     * progress), or the error that ends the stream. Plain code, not an Effect:
-     * it runs for every streamed event.
-     */
-    const interpret = (shown: Shown, event: unknown): Interpreted => {
-      // A plain check on the hot path; the events that matter are decoded with their schema below.
-      const type = typeof event === "object" && event !== null && "type" in event && typeof event.type === "string" ? event.type : ""
-      switch (type) {
-        case "response.output_text.delta":
-        case "response.refusal.delta":
-          return Option.match(decodeDelta(event), {
-            onNone: () => error("protocol", `model stream sent a malformed ${type} event`),
-            onSome: ({ delta, item_id, output_index }) => {
-              shown.add(itemKey(item_id, output_index))
-              return [{ _tag: "TextDelta", text: delta }]
-            }
-          })
-        case "response.output_item.done":
-          return Option.match(decodeItemDone(event), {
-            onNone: () => [],
-            onSome: ({ item, output_index }) => {
-              const text = unshownText(shown, item, output_index)
-              return text === undefined ? [] : [{ _tag: "TextDelta", text }]
-            }
-          })
-        case "response.completed":
-          return Option.match(decodeCompleted(event), {
-            onNone: () => error("protocol", "model stream sent a malformed response.completed event"),
-            onSome: (event) => completed(shown, event)
-          })
-        case "response.failed": {
-          const problem = Option.getOrElse(
-            Option.flatMap(decodeFailed(event), (failed) => Option.fromNullable(failed.response.error)),
-            () => ({})
-          )
-          return reported("model response failed", problem)
-        }
-        case "response.incomplete": {
-          const reason = Option.flatMap(decodeIncomplete(event), (incomplete) =>
-            Option.fromNullable(incomplete.response.incomplete_details?.reason)
-          )
-          return error("incomplete", `model response incomplete: ${Option.getOrElse(reason, () => "no reason given")}`)
-        }
-        case "error": {
-          const problem = Option.getOrElse(decodeErrorEvent(event), (): typeof ErrorEvent.Type => ({}))
-          return reported("model stream error", { code: problem.code, message: problem.message ?? "no message given" })
-        }
-        default:
-          return []
-      }
     }
 
     const body = (request: ModelRequest) => ({
@@ -417,11 +263,8 @@ const make = (config: ModelClientConfig) =>
           if (Either.isLeft(opened)) {
             const { error: failure, retry } = opened.left
             if (retry !== undefined && attempt <= maxRetries) {
-              const waitMs = Math.min(retryWaitCapMs, retry.afterMs ?? 1000 * attempt)
-              const announcement: ModelEvent = {
-                _tag: "Retrying",
-                message: `${retry.what}; retrying in ${formatWait(waitMs)} (${attempt}/${maxRetries})`
-              }
+              const waitMs = Retry.waitMs(retry.afterMs, attempt, retryWaitCapMs)
+              const announcement: ModelEvent = { _tag: "Retrying", message: Retry.announcement(retry.what, waitMs, attempt, maxRetries) }
               return Stream.make(announcement).pipe(
                 Stream.concat(Stream.drain(Stream.fromEffect(Effect.sleep(waitMs)))),
                 Stream.concat(send(request, attempt + 1))
@@ -441,15 +284,15 @@ const make = (config: ModelClientConfig) =>
           }
 
           const iterator = events[Symbol.asyncIterator]()
-          const shown: Shown = new Set()
+          const interpret = StreamEvents.reader()
           // Reads until an event matters to the caller, so progress events (argument
           // deltas, item added...) cost no Effect step each. `undefined`: a clean end.
           const read = async (): Promise<ReadonlyArray<ModelEvent> | undefined> => {
             while (true) {
               const result = await idle(iterator.next(), idleTimeoutMs)
               if (result.done === true) return undefined
-              const interpreted = interpret(shown, result.value)
-              if (interpreted instanceof ModelError) throw interpreted
+              const interpreted = interpret(result.value)
+              if (StreamEvents.isFailure(interpreted)) throw error(interpreted.reason, interpreted.message)
               if (interpreted.length > 0) return interpreted
             }
           }

@@ -145,6 +145,20 @@ describe("HttpTransport", () => {
       expect(received).toBe(total)
     }), 60_000)
 
+  it.scopedLive("a redirect with an unreadable location fails the request instead of leaving it pending", () =>
+    Effect.gen(function*() {
+      const { url } = yield* plainServer((req, res) => {
+        req.resume()
+        res.writeHead(302, { location: "http://[::1" }).end()
+      })
+      const transport = HttpTransport.make()
+      yield* Effect.addFinalizer(() => Effect.sync(() => transport.close()))
+      const outcome = yield* Effect.either(Effect.tryPromise(() => transport.fetch(url))).pipe(
+        Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "the request was left pending" })
+      )
+      expect(Either.isLeft(outcome)).toBe(true)
+    }))
+
   it.scopedLive("a gzip-compressed reply is decoded", () =>
     Effect.gen(function*() {
       const Zlib = yield* Effect.promise(() => import("node:zlib"))

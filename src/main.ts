@@ -5,7 +5,7 @@
 import { realpathSync } from "node:fs"
 import * as Os from "node:os"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { makeRunMain } from "@effect/platform/Runtime"
 import * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -28,6 +28,7 @@ import { ToolRegistry } from "./tools/ToolRegistry.js"
 import { BashRunner } from "./tools/bash/BashRunner.js"
 import * as BashTool from "./tools/bash/BashTool.js"
 import { DEFAULT_MODEL } from "./defaults.js"
+import { fromSignal, StopSignals } from "./StopSignals.js"
 import { VERSION } from "./version.js"
 
 /** An expected way to stop: `message` goes to stderr as one line, then exit with `code`. */
@@ -55,7 +56,9 @@ const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>) =>
       // Bash alone cannot share a name with another tool.
       Effect.flatMap((tool) => Effect.orDie(ToolRegistry.make([erase(tool)], { secrets })))
     )
-    const terminal = Terminal.layer(secrets)
+    const stops = yield* StopSignals
+    // Ctrl+C and Ctrl+\ arrive as keys in raw mode: they request the same stop as the signals.
+    const terminal = Terminal.layer(secrets, (key) => stops.request(fromSignal(key === "quit" ? "SIGQUIT" : "SIGINT")))
     const agent = Agent.layer({ model: modelName, instructions }).pipe(
       Layer.provide(ModelClient.layer(endpoint)),
       Layer.provide(SessionStore.layer({ home, secrets, ...(flags.demo ? { sessionId: "demo" } : {}) })),
@@ -68,9 +71,14 @@ const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>) =>
       `Mino ${VERSION} · model ${flags.demo ? "mino-demo (a scripted demo model on loopback, not a real AI)" : modelName}`,
       `Commands run in ${cwd} after you approve them. Ctrl+D exits; Ctrl+C cancels and exits.`
     ].join("\n")
-    const summary = yield* Gateway.run({ banner, ...(flags.question === undefined ? {} : { firstQuestion: flags.question }) }).pipe(
-      Effect.provide(agent)
-    )
+    const summary = yield* Gateway.run({
+      banner,
+      stops,
+      ...(flags.question === undefined ? {} : { firstQuestion: flags.question })
+    }).pipe(Effect.provide(agent))
+    // Stopped by Ctrl+C or a signal: the turn is closed on disk; exit 130 or 128+N.
+    const stop = yield* stops.poll
+    if (Option.isSome(stop)) return yield* new Stop({ code: stop.value.exitCode })
     // Piped input: a script can tell from the exit code whether a turn failed.
     if (summary.failedTurns > 0 && process.stdin.isTTY !== true) return yield* new Stop({ code: 1 })
   }).pipe(
@@ -95,6 +103,20 @@ const teardown = <E, A>(exit: Exit.Exit<E, A>, onExit: (code: number) => void) =
   onExit(1)
 }
 
+/**
+ * `NodeRuntime.runMain`, except for signals: it would interrupt the whole program
+ * on SIGINT and SIGTERM, which loses the running command's output and names every
+ * cause Ctrl+C. Here StopSignals handles SIGINT, SIGTERM, SIGHUP and SIGQUIT alike.
+ */
+const runMain = makeRunMain(({ fiber, teardown }) => {
+  const keepAlive = setInterval(() => {}, 2 ** 31 - 1)
+  fiber.addObserver((exit) => {
+    clearInterval(keepAlive)
+    // Exit 0 by letting the event loop drain, so piped output is flushed.
+    teardown(exit, (code) => code === 0 ? undefined : process.exit(code))
+  })
+})
+
 const invocation = Arguments.parse(process.argv.slice(2))
 if (Either.isLeft(invocation)) {
   process.stderr.write(invocation.left.message + "\n")
@@ -105,7 +127,7 @@ if (Either.isLeft(invocation)) {
   process.stdout.write(`${VERSION}\n`)
 } else {
   chat(invocation.right).pipe(
-    Effect.provide(NodeFileSystem.layer),
-    NodeRuntime.runMain({ disableErrorReporting: true, teardown })
+    Effect.provide(Layer.merge(NodeFileSystem.layer, StopSignals.layerProcess)),
+    runMain({ disableErrorReporting: true, teardown })
   )
 }

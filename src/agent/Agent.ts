@@ -13,6 +13,7 @@
  */
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -22,6 +23,7 @@ import { Approver } from "../approval/Approver.js"
 import { type CompletedResponse, ModelClient, type ModelError } from "../model/ModelClient.js"
 import { contextItems, type ModelResponse, type SessionRecord, type TurnStatus } from "../session/Records.js"
 import { SessionStore, type SessionWriteError } from "../session/SessionStore.js"
+import type { Cancellation } from "../tools/Tool.js"
 import { ToolRegistry } from "../tools/ToolRegistry.js"
 import * as ToolResult from "../tools/ToolResult.js"
 import type { AgentEvent } from "./AgentEvent.js"
@@ -48,9 +50,23 @@ export interface AgentShape {
    */
   readonly turn: (
     input: string,
-    emit: (event: AgentEvent) => Effect.Effect<void>
+    emit: (event: AgentEvent) => Effect.Effect<void>,
+    options?: TurnOptions
   ) => Effect.Effect<TurnOutcome, SessionWriteError | AgentBusy>
 }
+
+export interface TurnOptions {
+  /**
+   * Completes, with its cause ("Cancelled by SIGTERM"), when the turn must stop.
+   * A running call is stopped and its result saved with the output captured so
+   * far; the rest of the batch is `not_executed`; the turn ends `cancelled` with
+   * the cause as its reason. Nothing more is sent to the model.
+   */
+  readonly cancel?: Cancellation
+}
+
+/** How long a tool that ignores its cancellation gets before it is interrupted. */
+export const CANCEL_GRACE_MS = 2_000
 
 export interface AgentConfig {
   readonly model: string
@@ -74,9 +90,23 @@ const make = (config: AgentConfig) =>
     const approver = yield* Approver
     const lock = yield* Effect.makeSemaphore(1)
 
-    const runTurn = (input: string, emit: (event: AgentEvent) => Effect.Effect<void>) =>
+    const runTurn = (input: string, emit: (event: AgentEvent) => Effect.Effect<void>, options: TurnOptions) =>
       Effect.gen(function*() {
         const turnId = crypto.randomUUID()
+        // The cause, once a stop is requested; saves are never interrupted by it.
+        const stop = yield* Deferred.make<string>()
+        if (options.cancel !== undefined) {
+          yield* Effect.forkScoped(Effect.flatMap(options.cancel, (cause) => Deferred.succeed(stop, cause)))
+        }
+        const cancel: Cancellation = Deferred.await(stop)
+        const cancelled = (reason: string) => new TurnStop({ status: "cancelled", reason })
+        /** Waiting (for the model, for a decision) ends when a stop is requested. */
+        const unlessStopped = <A, E>(effect: Effect.Effect<A, E>) =>
+          Effect.raceFirst(effect, Effect.flatMap(cancel, (cause) => Effect.fail(cancelled(cause))))
+        const checkStop = Effect.flatMap(Deferred.poll(stop), Option.match({
+          onNone: () => Effect.void,
+          onSome: (cause) => Effect.flatMap(cause, (reason) => Effect.fail(cancelled(reason)))
+        }))
         // This turn's items for the next request; they grow only after their record is
         // saved, and from the record as committed: what is sent is what a restart replays.
         const items: Array<Item> = []
@@ -106,9 +136,10 @@ const make = (config: AgentConfig) =>
 
         const runCall = (call: FunctionCall) =>
           Effect.gen(function*() {
+            yield* checkStop
             const prepared = yield* Effect.either(tools.prepare(call.name, call.arguments))
             if (Either.isLeft(prepared)) return yield* saveResult(call, prepared.left.result)
-            const decision = yield* approver.decide(structuredClone(prepared.right.display))
+            const decision = yield* unlessStopped(approver.decide(structuredClone(prepared.right.display)))
             if (!decision.approved) {
               if (decision.endTurn === true) return yield* new TurnStop({ status: "cancelled", reason: decision.reason })
               return yield* saveResult(call, ToolResult.make("denied", `The user did not approve this call (${decision.reason}).`))
@@ -116,15 +147,22 @@ const make = (config: AgentConfig) =>
             yield* save({ type: "tool_start", turn_id: turnId, call_id: call.call_id, name: call.name })
             open.set(call.call_id, { name: call.name, started: true })
             yield* emit({ _tag: "ToolRunning", callId: call.call_id, display: prepared.right.display })
-            const result = yield* Effect.scoped(prepared.right.execute)
+            // A stop makes the tool end the call and return what it has; one that does not is cut off.
+            const cutOff = Effect.flatMap(cancel, (cause) =>
+              Effect.as(Effect.sleep(CANCEL_GRACE_MS), {
+                ...ToolResult.make("unknown", `${cause} while it ran; the tool was stopped. It may have had effects.`),
+                cancelled: true
+              }))
+            const result = yield* Effect.raceFirst(Effect.scoped(prepared.right.execute(cancel)), cutOff)
             yield* saveResult(call, result)
+            yield* checkStop
           })
 
         const loop = Effect.gen(function*() {
           yield* save({ type: "user_input", turn_id: turnId, text: input })
           while (true) {
             requests += 1
-            const response = yield* request(yield* store.context, items, emit)
+            const response = yield* unlessStopped(request(yield* store.context, items, emit))
             const record: ModelResponse = {
               type: "model_response",
               turn_id: turnId,
@@ -154,7 +192,7 @@ const make = (config: AgentConfig) =>
             saveResult(
               { call_id: callId, name },
               started
-                ? { ...ToolResult.make("unknown", "Cancelled by Ctrl+C while running; the process group was killed. It may have had effects."), cancelled: true }
+                ? { ...ToolResult.make("unknown", "Interrupted while running; the process group was killed. It may have had effects."), cancelled: true }
                 : ToolResult.make("not_executed", "The turn stopped before this call was executed.")
             ), { discard: true })
         )
@@ -163,10 +201,10 @@ const make = (config: AgentConfig) =>
           Effect.catchTag("TurnStop", (stop) => Effect.zipRight(closeOpenCalls, end(stop.status, stop.reason))),
           Effect.catchTag("ModelError", (error: ModelError) => Effect.zipRight(closeOpenCalls, end("failed", error.message))),
           Effect.onInterrupt(() =>
-            Effect.ignore(Effect.zipRight(closeOpenCalls, end("cancelled", "cancelled by the user (Ctrl+C)")))
+            Effect.ignore(Effect.zipRight(closeOpenCalls, end("cancelled", "the turn was interrupted")))
           )
         )
-      })
+      }).pipe(Effect.scoped)
 
     const request = (history: ReadonlyArray<Item>, items: ReadonlyArray<Item>, emit: (event: AgentEvent) => Effect.Effect<void>) =>
       Effect.gen(function*() {
@@ -197,8 +235,8 @@ const make = (config: AgentConfig) =>
     return Agent.of({
       notices: store.notices,
       questions: Effect.map(store.records, (records) => records.flatMap((record) => record.type === "user_input" ? [record.text] : [])),
-      turn: (input, emit) =>
-        lock.withPermitsIfAvailable(1)(runTurn(input, emit)).pipe(
+      turn: (input, emit, options = {}) =>
+        lock.withPermitsIfAvailable(1)(runTurn(input, emit, options)).pipe(
           Effect.flatMap(Option.match({
             onNone: () => Effect.fail(new AgentBusy({ message: "busy: a turn is already running on this session" })),
             onSome: Effect.succeed

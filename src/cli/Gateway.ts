@@ -5,6 +5,7 @@
  * question is read.
  */
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
@@ -13,6 +14,7 @@ import * as Scope from "effect/Scope"
 import { Agent } from "../agent/Agent.js"
 import type { AgentEvent } from "../agent/AgentEvent.js"
 import * as Escape from "../terminal/Escape.js"
+import type { StopSignalsShape } from "../StopSignals.js"
 import { Terminal } from "../terminal/Terminal.js"
 import * as ToolResult from "../tools/ToolResult.js"
 
@@ -21,6 +23,12 @@ export interface GatewayOptions {
   readonly banner: string
   /** A question from the command line, asked as the first turn (shown as if typed). */
   readonly firstQuestion?: string
+  /**
+   * Where stops are requested (Ctrl+C, SIGTERM...): at the prompt the chat ends;
+   * during a turn the turn is cancelled with the cause, then the chat ends. The
+   * caller exits with the request's code.
+   */
+  readonly stops?: StopSignalsShape
 }
 
 /** How the chat went: with piped input, a failed turn makes the exit code 1. */
@@ -40,31 +48,50 @@ export const run = (options: GatewayOptions) =>
 
     const screen = yield* renderer
     let failedTurns = 0
+    // A stop (Ctrl+C, a signal) or standard output closed by its reader (`mino | head`)
+    // ends the chat; during a turn it is the turn's cancel cause, so the running
+    // command's output so far is saved and the turn is closed `cancelled` on disk.
+    const stopRequested = options.stops === undefined ? Effect.never : Effect.map(options.stops.requested, (stop) => stop.description)
+    let inTurn = false
+    let outputClosed = false
+    const cancel = Effect.raceFirst(stopRequested, Effect.as(terminal.outputClosed, "standard output was closed"))
+    const over = Effect.map(options.stops?.poll ?? Effect.succeedNone, (stop) => Option.isSome(stop) || outputClosed)
+    const turn = (question: string) =>
+      Effect.gen(function*() {
+        inTurn = true
+        const outcome = yield* agent.turn(question, screen.render, { cancel }).pipe(
+          Effect.ensuring(Effect.zipRight(screen.stopSpinner, Effect.sync(() => void (inTurn = false))))
+        )
+        if (outcome.status === "failed") failedTurns++
+      })
     const chat = Effect.gen(function*() {
       if (options.firstQuestion !== undefined) {
         yield* terminal.write(`${terminal.style("bold", "You> ")}${Escape.forLine(options.firstQuestion)}\n\n`)
-        const outcome = yield* agent.turn(options.firstQuestion, screen.render).pipe(Effect.ensuring(screen.stopSpinner))
-        if (outcome.status === "failed") failedTurns++
+        yield* turn(options.firstQuestion)
       }
-      while (true) {
+      while (!(yield* over)) {
         const history = yield* agent.questions
-        // Ctrl+C at the prompt exits; end the prompt's line first.
-        const line = yield* terminal.readLine(terminal.style("bold", "You> "), { history }).pipe(
-          Effect.onInterrupt(() => terminal.write("\n"))
-        )
-        if (Option.isNone(line) || line.value.trim() === EXIT_COMMAND) return
-        if (line.value.trim().length === 0) continue
+        // A stop at the prompt exits; end the prompt's line first.
+        const line = yield* Effect.raceFirst(
+          Effect.map(terminal.readLine(terminal.style("bold", "You> "), { history }), Either.right),
+          Effect.map(stopRequested, Either.left)
+        ).pipe(Effect.onInterrupt(() => terminal.write("\n")))
+        if (Either.isLeft(line)) return yield* terminal.write("\n")
+        if (Option.isNone(line.right) || line.right.value.trim() === EXIT_COMMAND) return
+        if (line.right.value.trim().length === 0) continue
         yield* terminal.write("\n")
-        const outcome = yield* agent.turn(line.value, screen.render).pipe(Effect.ensuring(screen.stopSpinner))
-        if (outcome.status === "failed") failedTurns++
+        yield* turn(line.right.value)
       }
     })
-    // Standard output closed by its reader (`mino | head`): stop quietly; an
-    // interrupted turn is closed on disk as cancelled on the way out. (A race
-    // would not wait for the loser's finalizers when Ctrl+C interrupts it.)
-    // TODO(#9): pass "standard output was closed" as the turn's cancel reason.
     const chatting = yield* Effect.fork(chat)
-    yield* Effect.fork(Effect.zipRight(terminal.outputClosed, Fiber.interrupt(chatting)))
+    // At the prompt nothing is running: closed output ends the chat at once.
+    yield* Effect.fork(Effect.zipRight(
+      terminal.outputClosed,
+      Effect.suspend(() => {
+        outputClosed = true
+        return inTurn ? Effect.void : Fiber.interrupt(chatting)
+      })
+    ))
     const exit = yield* Fiber.await(chatting).pipe(Effect.onInterrupt(() => Fiber.interrupt(chatting)))
     if (!Exit.isInterrupted(exit)) yield* exit
     return { failedTurns } satisfies ChatSummary

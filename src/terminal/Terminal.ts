@@ -80,10 +80,9 @@ export interface TerminalOptions {
 export type StopKey = "interrupt" | "quit"
 
 /**
- * Raw mode turns off the terminal's own signals, so Mino raises them itself:
- * the keys then take the same path as a signal sent from elsewhere (the runtime
- * interrupts the chat, which cancels the turn and kills a running group).
- * TODO(#9): route both keys to the stop-request module once it is on main.
+ * Raw mode turns off the terminal's own signals. Without a handler of its own
+ * (`Terminal.layer`'s `onStopKey`; `main.ts` passes StopSignals' request), Mino
+ * raises them itself, so the keys take the same path as a signal sent from elsewhere.
  */
 const raiseSignal = (key: StopKey): void => {
   process.kill(process.pid, key === "quit" && process.listenerCount("SIGQUIT") > 0 ? "SIGQUIT" : "SIGINT")
@@ -93,7 +92,7 @@ export class Terminal extends Context.Tag("mino/Terminal")<Terminal, TerminalSha
   static readonly make = (options: TerminalOptions) => make(options)
 
   /** The process's standard input and output. */
-  static readonly layer = (secrets: ReadonlyArray<string>) =>
+  static readonly layer = (secrets: ReadonlyArray<string>, onStopKey: (key: StopKey) => void = raiseSignal) =>
     Layer.scoped(
       Terminal,
       Effect.suspend(() =>
@@ -105,7 +104,7 @@ export class Terminal extends Context.Tag("mino/Terminal")<Terminal, TerminalSha
           decorated: decorates(),
           animated: process.stdout.isTTY === true,
           secrets,
-          onStopKey: raiseSignal
+          onStopKey
         })
       )
     )

@@ -31,6 +31,13 @@ export interface ToolDisplay {
   readonly fields: ReadonlyArray<DisplayField>
 }
 
+/**
+ * Completes, with its cause ("Cancelled by SIGTERM"), when a running call must
+ * stop: the tool should end it and return what it has so far. A tool that
+ * ignores it is stopped anyway, a little later, by interruption.
+ */
+export type Cancellation = Effect.Effect<string>
+
 /** A rejection from Prepare: the call is answered with this result and never prompts. */
 export interface Rejection {
   readonly _tag: "Rejection"
@@ -44,7 +51,7 @@ export interface Tool<Operation> {
     rawArguments: string
   ) => Effect.Effect<{ readonly display: ToolDisplay; readonly operation: Operation }, Rejection>
   /** Performs the prepared operation; every resource it opens is closed with the scope. */
-  readonly execute: (operation: Operation) => Effect.Effect<ToolResult, never, Scope.Scope>
+  readonly execute: (operation: Operation, cancel?: Cancellation) => Effect.Effect<ToolResult, never, Scope.Scope>
 }
 
 /** A tool whose operation type is hidden, so tools of any kind share one registry. */
@@ -56,7 +63,7 @@ export interface AnyTool {
 /** A validated call: the display copy for approval and the one operation that may run. */
 export interface PreparedCall {
   readonly display: ToolDisplay
-  readonly execute: Effect.Effect<ToolResult, never, Scope.Scope>
+  readonly execute: (cancel: Cancellation) => Effect.Effect<ToolResult, never, Scope.Scope>
 }
 
 export const rejection = (result: ToolResult): Rejection => ({ _tag: "Rejection", result })
@@ -68,6 +75,6 @@ export const erase = <Operation>(tool: Tool<Operation>): AnyTool => ({
     Effect.map(tool.prepare(rawArguments), ({ display, operation }) => ({
       display,
       // Deferred: building the operation's effect must not start it before approval.
-      execute: Effect.suspend(() => tool.execute(operation))
+      execute: (cancel) => Effect.suspend(() => tool.execute(operation, cancel))
     }))
 })

@@ -62,7 +62,7 @@ export class ToolRegistry extends Context.Tag("mino/ToolRegistry")<ToolRegistry,
         }
         if (Secrets.inJson(rawArguments, secrets)) return Effect.fail(rejection(ToolResult.make("invalid_arguments", CONTAINS_KEY)))
         return guard(tool, rawArguments).pipe(
-          Effect.map((call) => ({ display: call.display, execute: Effect.map(call.execute, clean) })),
+          Effect.map((call): PreparedCall => ({ display: call.display, execute: (cancel) => Effect.map(call.execute(cancel), clean) })),
           Effect.mapError((refused) => rejection(clean(refused.result)))
         )
       }
@@ -80,9 +80,9 @@ const guard = (tool: AnyTool, rawArguments: string): Effect.Effect<PreparedCall,
     Effect.catchAllDefect((defect) =>
       Effect.fail(rejection(ToolResult.make("invalid_arguments", `The ${tool.definition.name} tool failed to prepare this call: ${describe(defect)}`)))
     ),
-    Effect.map((call) => ({
+    Effect.map((call): PreparedCall => ({
       display: call.display,
-      execute: Effect.suspend(() => call.execute).pipe(
+      execute: (cancel) => Effect.suspend(() => call.execute(cancel)).pipe(
         Effect.catchAllDefect((defect) =>
           Effect.succeed(ToolResult.make("failed", `The ${tool.definition.name} tool failed while running: ${describe(defect)}`))
         )

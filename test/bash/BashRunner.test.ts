@@ -19,8 +19,13 @@ const operation = (command: string, overrides: Partial<BashOperation> = {}): Bas
   ...overrides
 })
 
-const run = (op: BashOperation) =>
-  Effect.scoped(Effect.flatMap(BashRunner, (runner) => runner.run(op))).pipe(Effect.provide(BashRunner.layer))
+const run = (op: BashOperation, cancel?: Effect.Effect<string>) =>
+  Effect.scoped(Effect.flatMap(BashRunner, (runner) => runner.run(op, cancel))).pipe(Effect.provide(BashRunner.layer))
+
+/** Blocks this thread, and with it Node's event loop and every timer of Mino's, as a SIGSTOP would. */
+const freezeEventLoop = (ms: number): void => {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
+}
 
 const timed = <A, E, R>(self: Effect.Effect<A, E, R>) =>
   Effect.gen(function* () {
@@ -160,7 +165,11 @@ describe("BashRunner", () => {
       expect(result.truncated).toBe(true)
       expect(result.status).toBe("failed")
       expect(result.exit_code).toBeUndefined()
-      expect(Buffer.byteLength(result.output)).toBe(65_536)
+      expect(result.signal).toBe("SIGKILL")
+      // The first 64 KiB as captured, then a note that says the group was killed.
+      const note = "[output limit of 64 KiB reached; process group killed]"
+      const captured = result.output.slice(0, 65_536) // `yes` writes ASCII: one byte a character
+      expect(result.output.slice(65_536)).toBe(captured.endsWith("\n") ? note : `\n${note}`)
       expect(result.output.split("\n")[1]).toBe("y")
       expect(elapsedMs).toBeLessThan(5_000)
       const pgid = firstLinePid(result.output)
@@ -248,6 +257,49 @@ describe("BashRunner", () => {
       const result = yield* run(operation("echo never", { env: { BROKEN: "a\u0000b" } }))
       expect(result.status).toBe("failed")
       expect(result.output).toMatch(/^Could not start \/bin\/bash: /)
+    })
+  )
+
+  it.live("a cancelled command keeps the output captured so far and names the cause", () =>
+    Effect.gen(function* () {
+      const pidFile = path.join(dir, "cancel.pid")
+      const started = eventually(() => fs.existsSync(pidFile) && fs.readFileSync(pidFile, "utf8").endsWith("\n"), 10_000)
+      const cancel = Effect.as(started, "Cancelled by SIGTERM")
+      const result = yield* run(operation(`echo partial; echo $$ > ${pidFile}; sleep 30 & sleep 30`), cancel)
+      expect(result).toEqual({
+        status: "unknown",
+        output: "partial\n[Cancelled by SIGTERM while it ran; process group killed. It may have had effects.]",
+        cancelled: true,
+        signal: "SIGKILL"
+      })
+      const pgid = Number(fs.readFileSync(pidFile, "utf8"))
+      expect(yield* eventually(() => groupIsGone(pgid))).toBe(true)
+    })
+  )
+
+  it.live("the lifeline kills the group at the deadline while Mino's event loop cannot run, and the result says it timed out", () =>
+    Effect.gen(function* () {
+      const pidFile = path.join(dir, "frozen.pid")
+      const fiber = yield* Effect.fork(run(operation(`echo $$ > ${pidFile}; sleep 30 & sleep 30`, { timeoutMs: 500 })))
+      expect(yield* eventually(() => fs.existsSync(pidFile) && fs.readFileSync(pidFile, "utf8").endsWith("\n"), 10_000)).toBe(true)
+      const pgid = Number(fs.readFileSync(pidFile, "utf8"))
+      // No timer of this process can fire during the freeze: only the watcher can kill the group.
+      freezeEventLoop(3_000)
+      expect(groupIsGone(pgid)).toBe(true)
+      const result = yield* Fiber.join(fiber)
+      expect(result.status).toBe("failed")
+      expect(result.timed_out).toBe(true)
+      expect(result.exit_code).toBeUndefined()
+      expect(result.signal).toBe("SIGKILL")
+    })
+  )
+
+  it.live("a command that exited by itself is not timed out, however late Mino notices", () =>
+    Effect.gen(function* () {
+      const fiber = yield* Effect.fork(run(operation("echo done", { timeoutMs: 300 })))
+      // Mino notices the exit only after the deadline has passed.
+      freezeEventLoop(1_000)
+      expect(yield* Fiber.join(fiber)).toEqual({ status: "completed", output: "done\n", exit_code: 0 })
     })
   )
 

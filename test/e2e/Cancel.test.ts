@@ -1,6 +1,7 @@
 /**
  * Ctrl+C while an approved command runs: mino exits at once, the command's whole
- * process group is killed, and the turn is saved as cancelled.
+ * process group is killed, and the turn is saved as cancelled, the result keeping
+ * the output captured so far.
  */
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
@@ -25,7 +26,7 @@ describe("Ctrl+C during a running command", () => {
     Effect.gen(function*() {
       const box = yield* sandbox
       const server = yield* scriptedServer([
-        ResponsesServer.toolCallResponse([bashCall("call_sleep_1", "echo $$ > bash.pid; sleep 30 & sleep 30")])
+        ResponsesServer.toolCallResponse([bashCall("call_sleep_1", "echo started; echo $$ > bash.pid; sleep 30 & sleep 30")])
       ])
       const { mino } = yield* startReady(box, server.url)
       yield* mino.write("Wait for a while.\n")
@@ -46,6 +47,11 @@ describe("Ctrl+C during a running command", () => {
       const records = sessionRecords(box)
       expect(recordSummary(records)).toEqual(["user_input", "model_response", "tool_start", "tool_result:unknown", "turn_end:cancelled"])
       expect(records[3]?.["call_id"]).toBe("call_sleep_1")
+      expect(records[3]?.["result"]).toMatchObject({
+        cancelled: true,
+        output: "started\n[Cancelled by Ctrl+C while it ran; process group killed. It may have had effects.]"
+      })
+      expect(records[4]?.["reason"]).toBe("Cancelled by Ctrl+C")
       // Cancelled while running: nothing went back to the model.
       expect((yield* server.requests).length).toBe(1)
     }), 60_000)

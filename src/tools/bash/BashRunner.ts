@@ -11,7 +11,17 @@
  * - timeout: SIGKILL, `timed_out`, and the output says so;
  * - bash exits: SIGKILL whatever is left of its group, then wait at most
  *   `PIPE_DRAIN_MS` for descendants that left the group but hold the pipes;
+ * - cancellation (Ctrl+C, a signal to Mino): SIGKILL, and the result keeps the
+ *   output captured so far and names the cause;
  * - interruption or scope close: SIGKILL.
+ *
+ * Those all live in Mino's event loop; the `Lifeline` holds the deadline and
+ * kills the group when Mino itself is stopped or gone.
+ *
+ * The result says what happened, in this order of precedence: bash exited by
+ * itself (`exit_code`; never `timed_out`, however late Mino noticed), cancelled,
+ * killed at the deadline (`timed_out`), killed on overflow (`truncated`), killed
+ * by another signal (`signal`).
  *
  * A descendant that leaves the group (`setsid`) can still escape; only the
  * wait for its output is bounded.
@@ -24,7 +34,9 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
+import type { Cancellation } from "../Tool.js"
 import type { ToolResult } from "../ToolResult.js"
+import * as Lifeline from "./Lifeline.js"
 
 /** Exactly what runs: the command and every input it runs with. */
 export interface BashOperation {
@@ -42,7 +54,7 @@ export const DEFAULT_TIMEOUT_MS = 30_000
 export const DEFAULT_OUTPUT_LIMIT_BYTES = 64 * 1024
 /** After bash exits, the longest wait for descendants that still hold its output pipes. */
 export const PIPE_DRAIN_MS = 250
-/** After a SIGKILL on interruption, the longest wait for bash to be reaped. */
+/** After a SIGKILL on interruption or cancellation, the longest wait for bash to be reaped. */
 const KILL_WAIT_MS = 1_000
 
 /** `30000` → `"30 s"`, `300` → `"0.3 s"`. */
@@ -55,27 +67,40 @@ export const formatBytes = (bytes: number): string =>
 export class BashRunner extends Context.Tag("mino/BashRunner")<
   BashRunner,
   {
-    /** Runs the operation to its end; the process group never outlives the scope. */
-    readonly run: (operation: BashOperation) => Effect.Effect<ToolResult, never, Scope.Scope>
+    /**
+     * Runs the operation to its end; the process group never outlives the scope.
+     * When `cancel` completes (with its cause, "Cancelled by SIGTERM"), the group
+     * is killed and the result keeps the output captured so far.
+     */
+    readonly run: (operation: BashOperation, cancel?: Cancellation) => Effect.Effect<ToolResult, never, Scope.Scope>
   }
 >() {
-  static readonly layer: Layer.Layer<BashRunner> = Layer.sync(BashRunner, () =>
-    BashRunner.of({ run: (operation) => run(operation) })
+  /** The runner and its lifeline watcher, which ends with the layer's scope. */
+  static readonly layer: Layer.Layer<BashRunner> = Layer.scoped(
+    BashRunner,
+    Effect.map(Lifeline.make, (lifeline) => BashRunner.of({ run: (operation, cancel) => run(operation, lifeline, cancel) }))
   )
 }
 
-const run = Effect.fn("BashRunner.run")(function* (operation: BashOperation) {
+const run = Effect.fn("BashRunner.run")(function*(
+  operation: BashOperation,
+  lifeline: Lifeline.Lifeline,
+  cancel: Cancellation | undefined
+) {
   const done = yield* Deferred.make<ToolResult>()
   const exited = yield* Deferred.make<void>()
   const execution = yield* Effect.acquireRelease(
-    Effect.sync(() => start(operation, done, exited)),
+    Effect.sync(() => start(operation, lifeline, done, exited)),
     (execution) => execution.stop
   )
-  // Interruption (Ctrl+C) kills at once rather than when the caller's scope closes.
-  return yield* Deferred.await(done).pipe(Effect.onInterrupt(() => execution.stop))
+  const cancelled = cancel === undefined ? Effect.never : Effect.flatMap(cancel, execution.cancel)
+  // Interruption kills at once rather than when the caller's scope closes.
+  return yield* Effect.raceFirst(Deferred.await(done), cancelled).pipe(Effect.onInterrupt(() => execution.stop))
 })
 
 interface Execution {
+  /** Kills the group and settles with what was captured, naming `cause`. */
+  readonly cancel: (cause: string) => Effect.Effect<ToolResult>
   /** Kills the group unless bash has been reaped, releases timers and pipes; idempotent. */
   readonly stop: Effect.Effect<void>
 }
@@ -108,16 +133,21 @@ const spawnFailure = (operation: BashOperation, error: unknown): ToolResult => {
   return { status: "failed", output: `Could not start /bin/bash: ${reason}` }
 }
 
+/** Why Mino killed the group, the first time it did. */
+type Kill = "overflow" | "timeout" | "cancel"
+
 /** Spawns bash and wires its events; the outcome arrives in `done`, bash's reaping in `exited`. */
 const start = (
   operation: BashOperation,
+  lifeline: Lifeline.Lifeline,
   done: Deferred.Deferred<ToolResult>,
   exited: Deferred.Deferred<void>
 ): Execution => {
   const chunks: Array<Buffer> = []
   let captured = 0
   let truncated = false
-  let timedOut = false
+  let killedFor: Kill | undefined
+  let cancelCause = ""
   // Once bash is reaped its pid may be reused, so its group is signalled only once more, at exit.
   let reaped = false
   let stopped = false
@@ -127,6 +157,8 @@ const start = (
   let timeoutTimer: NodeJS.Timeout | undefined
   let drainTimer: NodeJS.Timeout | undefined
   let child: ChildProcess | undefined
+  // A monotonic clock: it keeps counting while Mino is stopped, as the lifeline's deadline does.
+  const startedAt = performance.now()
 
   const release = (): void => {
     stopped = true
@@ -142,25 +174,46 @@ const start = (
     Deferred.unsafeDone(done, Exit.succeed(result))
   }
 
+  const kill = (why: Kill): void => {
+    killedFor ??= why
+    if (pid !== undefined && !reaped) killGroup(pid)
+  }
+
   const finish = (): void => {
     if (stopped) return
-    const output = Buffer.concat(chunks).toString("utf8")
-    const flags = truncated ? { truncated: true } : {}
-    if (timedOut) {
-      settle({
+    settle(outcome(Buffer.concat(chunks).toString("utf8")))
+  }
+
+  /** What happened, by the precedence in the module comment. */
+  const outcome = (output: string): ToolResult => {
+    const flags = { ...(truncated ? { truncated: true } : {}), ...(exitSignal === null ? {} : { signal: exitSignal }) }
+    if (exitCode !== null) return { status: exitCode === 0 ? "completed" : "failed", output, exit_code: exitCode, ...flags }
+    if (killedFor === "cancel") {
+      return {
+        status: "unknown",
+        output: withNote(output, `[${cancelCause} while it ran; process group killed. It may have had effects.]`),
+        cancelled: true,
+        ...flags
+      }
+    }
+    // Killed at the deadline by Mino, or by the lifeline while Mino was stopped.
+    const late = exitSignal === "SIGKILL" && performance.now() - startedAt >= operation.timeoutMs
+    if (killedFor === "timeout" || (killedFor === undefined && late)) {
+      return {
         status: "failed",
         output: withNote(output, `[timed out after ${formatDuration(operation.timeoutMs)}; process group killed]`),
         timed_out: true,
         ...flags
-      })
-    } else if (exitCode !== null) {
-      settle({ status: exitCode === 0 ? "completed" : "failed", output, exit_code: exitCode, ...flags })
-    } else if (truncated) {
-      // Killed by Mino for overflowing: the output stays within the limit; `truncated` says why.
-      settle({ status: "failed", output, truncated: true })
-    } else {
-      settle({ status: "failed", output: withNote(output, `[terminated by signal ${exitSignal ?? "unknown"}]`) })
+      }
     }
+    if (killedFor === "overflow") {
+      return {
+        status: "failed",
+        output: withNote(output, `[output limit of ${formatBytes(operation.outputLimitBytes)} reached; process group killed]`),
+        ...flags
+      }
+    }
+    return { status: "failed", output: withNote(output, `[terminated by signal ${exitSignal ?? "unknown"}]`), ...flags }
   }
 
   try {
@@ -175,11 +228,13 @@ const start = (
     // Invalid arguments (a NUL in the environment, say) throw instead of emitting "error".
     settle(spawnFailure(operation, error))
     Deferred.unsafeDone(exited, Exit.void)
-    return { stop: Effect.void }
+    return { cancel: () => Deferred.await(done), stop: Effect.void }
   }
 
   // Without a pid the spawn failed; "error" follows on the next tick.
   const pid = child.pid
+  // At once, in the same tick as the spawn: from here the group's bounds survive Mino.
+  if (pid !== undefined) lifeline.arm(pid, operation.timeoutMs)
 
   const onData = (chunk: Buffer): void => {
     if (truncated || stopped) return
@@ -192,7 +247,7 @@ const start = (
     chunks.push(chunk.subarray(0, room))
     captured += room
     truncated = true
-    if (pid !== undefined && !reaped) killGroup(pid)
+    kill("overflow")
   }
 
   const onPipeClosed = (): void => {
@@ -220,22 +275,35 @@ const start = (
     exitCode = code
     exitSignal = signal
     Deferred.unsafeDone(exited, Exit.void)
+    if (pid !== undefined) {
+      // Background jobs still in the group die with bash; then the watcher can forget it.
+      killGroup(pid)
+      lifeline.disarm(pid)
+    }
     if (stopped) return
     clearTimeout(timeoutTimer)
-    // Background jobs still in the group die with bash.
-    if (pid !== undefined) killGroup(pid)
+    clearTimeout(drainTimer)
     if (openPipes === 0) finish()
     else drainTimer = setTimeout(finish, PIPE_DRAIN_MS)
   })
 
-  if (pid !== undefined) {
-    timeoutTimer = setTimeout(() => {
-      timedOut = true
-      killGroup(pid)
-    }, operation.timeoutMs)
-  }
+  if (pid !== undefined) timeoutTimer = setTimeout(() => kill("timeout"), operation.timeoutMs)
 
   return {
+    cancel: (cause) =>
+      Effect.suspend(() => {
+        if (!stopped) {
+          cancelCause = cause
+          if (reaped) finish() // only the drain was left: the result is bash's own
+          else {
+            kill("cancel")
+            // Settle with what was captured even if bash is not reaped in time.
+            clearTimeout(drainTimer)
+            drainTimer = setTimeout(finish, KILL_WAIT_MS)
+          }
+        }
+        return Deferred.await(done)
+      }),
     stop: Effect.suspend(() => {
       if (stopped) return Effect.void
       const running = pid !== undefined && !reaped

@@ -94,7 +94,7 @@ export const make = Effect.fn("BashTool.make")(function* (options: BashToolOptio
             operation: { command, cwd, env, timeoutMs, outputLimitBytes }
           })
       }),
-    execute: (operation) => runner.run(operation)
+    execute: (operation, cancel) => runner.run(operation, cancel)
   }
   return tool
 })

@@ -1,0 +1,86 @@
+/**
+ * SIGTERM, SIGHUP (the terminal closing) and SIGQUIT (Ctrl+\) sent to the built
+ * `mino` while an approved command runs are handled like Ctrl+C: the command's
+ * whole group is killed, its result is saved with the output captured so far and
+ * the signal named, the turn ends `cancelled` with a reason naming the signal,
+ * and mino exits 128+N. SIGQUIT leaves no core file.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as ResponsesServer from "../../src/model/ResponsesServer.js"
+import {
+  BIN,
+  bashCall,
+  environment,
+  eventually,
+  exitsWith,
+  groupMembers,
+  type Json,
+  killGroup,
+  pidFrom,
+  recordSummary,
+  sandbox,
+  scriptedServer,
+  sessionRecords
+} from "../support/MinoProcess.js"
+import * as Pty from "../support/Pty.js"
+
+const COMMAND = "echo partial-output; echo $$ > bash.pid; sleep 45 & sleep 45"
+
+const cases = [
+  { signal: "SIGTERM", code: 143 },
+  { signal: "SIGHUP", code: 129 },
+  { signal: "SIGQUIT", code: 131 }
+] as const
+
+describe("a signal to mino while a command runs", () => {
+  for (const { code, signal } of cases) {
+    it.scopedLive(`${signal}: the group is killed, the output kept, the turn cancelled naming ${signal}, exit ${code}`, () =>
+      Effect.gen(function*() {
+        const box = yield* sandbox
+        const server = yield* scriptedServer([ResponsesServer.toolCallResponse([bashCall("call_sig_1", COMMAND)])])
+        // Core files allowed, as a user may have them: a SIGQUIT mino did not handle would leave one here.
+        const mino = yield* Pty.spawn({
+          argv: ["/bin/bash", "-c", `ulimit -c unlimited 2>/dev/null; exec "$0" "$1"`, process.execPath, BIN],
+          env: environment(box, server.url),
+          cwd: box.cwd
+        })
+        yield* mino.waitFor("You> ")
+        yield* mino.write("Wait for a while.\n")
+        yield* mino.waitFor("Approve this operation? [y/N] ")
+        yield* mino.write("y\n")
+        const group = yield* pidFrom(path.join(box.cwd, "bash.pid"))
+        yield* Effect.addFinalizer(() => Effect.sync(() => killGroup(group)))
+        yield* eventually("both sleeps to start", 10_000, Effect.sync(() => groupMembers(group).length >= 3 || undefined))
+
+        yield* mino.kill(signal)
+        yield* exitsWith(mino, { code, signal: null }, 10_000)
+        yield* eventually(`process group ${group} to be gone`, 2_000, Effect.sync(() => groupMembers(group).length === 0 || undefined))
+
+        const records = sessionRecords(box)
+        expect(recordSummary(records)).toEqual(["user_input", "model_response", "tool_start", "tool_result:unknown", "turn_end:cancelled"])
+        const result = records[3]?.["result"] as Json
+        expect(result).toMatchObject({ status: "unknown", cancelled: true, signal: "SIGKILL" })
+        expect(result["output"]).toBe(
+          `partial-output\n[Cancelled by ${signal} while it ran; process group killed. It may have had effects.]`
+        )
+        expect(records[4]?.["reason"]).toBe(`Cancelled by ${signal}`)
+        // Cancelled while running: nothing went back to the model.
+        expect((yield* server.requests).length).toBe(1)
+        expect(fs.readdirSync(box.cwd).filter((name) => name.startsWith("core"))).toEqual([])
+      }), 60_000)
+  }
+
+  it.scopedLive("SIGTERM at the prompt exits 143 and leaves the conversation as it was", () =>
+    Effect.gen(function*() {
+      const box = yield* sandbox
+      const server = yield* scriptedServer([])
+      const mino = yield* Pty.spawn({ argv: [process.execPath, BIN], env: environment(box, server.url), cwd: box.cwd })
+      yield* mino.waitFor("You> ")
+      yield* mino.kill("SIGTERM")
+      yield* exitsWith(mino, { code: 143, signal: null }, 10_000)
+      expect(sessionRecords(box)).toEqual([])
+    }), 60_000)
+})

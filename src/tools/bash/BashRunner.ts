@@ -216,6 +216,7 @@ const start = (
     return { status: "failed", output: withNote(output, `[terminated by signal ${exitSignal ?? "unknown"}]`), ...flags }
   }
 
+  lifeline.ready()
   try {
     child = spawn("/bin/bash", ["--noprofile", "--norc", "-c", operation.command], {
       cwd: operation.cwd,

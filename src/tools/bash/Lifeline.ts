@@ -18,10 +18,12 @@
  * soon as the pipe reaches end of file, which the kernel delivers the moment Mino
  * is gone, however it ended. The cost per command is two short writes.
  *
- * Remaining gap: the `arm` line is written synchronously right after `spawn`
- * returns; a SIGKILL landing between the two (a few microseconds) leaves that
- * one command unwatched. A command that kills the watcher itself (it runs with
- * the same uid) also removes the lifeline.
+ * The watcher is made ready before the command is spawned, so that only one
+ * write separates the spawn from its `arm`. Remaining gap: a SIGKILL or SIGSTOP
+ * landing between `spawn` returning and that write (microseconds) leaves that one
+ * command unwatched (or, for SIGSTOP, armed only when Mino resumes). A command
+ * that kills the watcher itself (it runs with the same uid) also removes the
+ * lifeline.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as Effect from "effect/Effect"
@@ -64,6 +66,8 @@ done
 `
 
 export interface Lifeline {
+  /** Starts the watcher if it is not running: call before spawning, so `arm` is only a write. */
+  readonly ready: () => void
   /** Hands the group's deadline to the watcher; call right after spawning. */
   readonly arm: (pgid: number, timeoutMs: number) => void
   /** The group is gone: forget it, so a reused id is never signalled. */
@@ -79,6 +83,7 @@ export interface Lifeline {
 export const make: Effect.Effect<Lifeline, never, Scope.Scope> = Effect.map(
   Effect.acquireRelease(Effect.sync(() => new Watcher()), (watcher) => Effect.sync(() => watcher.close())),
   (watcher): Lifeline => ({
+    ready: () => void watcher.stdin(),
     arm: (pgid, timeoutMs) => watcher.send(`arm ${pgid} ${Math.ceil(timeoutMs)}\n`),
     disarm: (pgid) => watcher.send(`disarm ${pgid}\n`, false)
   })
@@ -88,9 +93,8 @@ class Watcher {
   private process: ChildProcess | undefined
 
   send(line: string, start = true): void {
-    const stdin = this.alive(start)
     // The write reaches the pipe before `send` returns (libuv writes at once when nothing is queued).
-    stdin?.write(line)
+    this.stdin(start)?.write(line)
   }
 
   close(): void {
@@ -98,7 +102,7 @@ class Watcher {
     this.process = undefined
   }
 
-  private alive(start: boolean) {
+  stdin(start = true) {
     const current = this.process
     if (current?.stdin?.writable === true && current.exitCode === null && current.signalCode === null) return current.stdin
     if (!start) return undefined

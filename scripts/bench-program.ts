@@ -35,6 +35,11 @@ import { BashRunner, DEFAULT_OUTPUT_LIMIT_BYTES, DEFAULT_TIMEOUT_MS } from "../s
 import * as BashTool from "../src/tools/bash/BashTool.js"
 
 const now = (): number => performance.now()
+/** CPU time of this process so far (user + system), in ms. */
+const cpu = (): number => {
+  const { user, system } = process.cpuUsage()
+  return (user + system) / 1000
+}
 const median = (values: ReadonlyArray<number>): number => {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN
@@ -156,6 +161,7 @@ const step = (options: typeof StepOptions.Type) =>
     // The real client, with a mark when its stream yields the completed response, to
     // tell the time spent getting the response from the time spent saving it.
     let completedAt = 0
+    let completedCpu = 0
     const model = Layer.effect(
       ModelClient,
       Effect.map(ModelClient, (client) =>
@@ -163,7 +169,10 @@ const step = (options: typeof StepOptions.Type) =>
           respond: (request) =>
             // A plain chunk map (not an effect per event), so the mark costs next to nothing.
             client.respond(request).pipe(Stream.mapChunks((chunk) => {
-              if (Chunk.some(chunk, (event) => event._tag === "Completed")) completedAt = now()
+              if (Chunk.some(chunk, (event) => event._tag === "Completed")) {
+                completedAt = now()
+                completedCpu = cpu()
+              }
               return chunk
             }))
         }))
@@ -197,24 +206,20 @@ const step = (options: typeof StepOptions.Type) =>
       // CPU time of this process (not of bash), in ms: measured turns, and floor samples.
       let turnCpu = 0
       let floorCpu = 0
-      const cpu = (): number => {
-        const { user, system } = process.cpuUsage()
-        return (user + system) / 1000
-      }
+      const cpuPhases = { request: Array<number>(), save: Array<number>(), approve: Array<number>(), run: Array<number>() }
       // One turn to warm up (the SDK loads on the first request), then the measured ones.
       for (let turn = -1; turn < options.turns; turn++) {
         let last: number | undefined
-        let waiting = 0
-        let responded = 0
-        let running = 0
+        let [waiting, waitingCpu, responded, respondedCpu, running, runningCpu] = [0, 0, 0, 0, 0, 0]
         const started = now()
         const cpuStarted = cpu()
         const outcome = yield* agent.turn(`Run true ${options.stepsPerTurn} times.`, (event: AgentEvent) =>
           Effect.sync(() => {
             const at = now()
-            if (event._tag === "ModelWaiting") waiting = at
-            if (event._tag === "ModelResponded") responded = at
-            if (event._tag === "ToolRunning") running = at
+            const atCpu = cpu()
+            if (event._tag === "ModelWaiting") [waiting, waitingCpu] = [at, atCpu]
+            if (event._tag === "ModelResponded") [responded, respondedCpu] = [at, atCpu]
+            if (event._tag === "ToolRunning") [running, runningCpu] = [at, atCpu]
             if (event._tag !== "ToolFinished") return
             if (event.result.status !== "completed") throw new Error(`a bench step failed: ${JSON.stringify(event.result)}`)
             if (turn >= 0) {
@@ -224,6 +229,10 @@ const step = (options: typeof StepOptions.Type) =>
               phases.save.push(responded - completedAt)
               phases.approve.push(running - responded)
               phases.run.push(at - running)
+              cpuPhases.request.push(completedCpu - waitingCpu)
+              cpuPhases.save.push(respondedCpu - completedCpu)
+              cpuPhases.approve.push(runningCpu - respondedCpu)
+              cpuPhases.run.push(atCpu - runningCpu)
             }
             // The interval between two results is one whole step: request, save, start, run, save.
             if (last !== undefined && turn >= 0) steps.push(at - last)
@@ -252,6 +261,12 @@ const step = (options: typeof StepOptions.Type) =>
         cpuPerStep: turnCpu / (options.turns * options.stepsPerTurn),
         floorCpu: floorCpu / (options.turns * options.floorSamples),
         phases: { request: median(phases.request), save: median(phases.save), approve: median(phases.approve), run: median(phases.run) },
+        cpuPhases: {
+          request: median(cpuPhases.request),
+          save: median(cpuPhases.save),
+          approve: median(cpuPhases.approve),
+          run: median(cpuPhases.run)
+        },
         floorPhases: { spawn: median(floorPhases.spawn), fsync: median(floorPhases.fsync), http: median(floorPhases.http) }
       }
     }).pipe(Effect.provide(layer))

@@ -169,7 +169,9 @@ const step = async () => {
       `floor: spawn ${ms(floorPhases.spawn)}, 3 fsyncs ${ms(floorPhases.fsync)}, HTTP ${ms(floorPhases.http)}; ` +
         `with two fsyncs ${ms(withTwo)} (${(result.step / withTwo).toFixed(2)}x)`,
       `CPU of Mino's process per step ${ms(result.cpuPerStep)} (the floor's ${ms(result.floorCpu)}; ` +
-        `${(result.cpuPerStep / result.floorCpu).toFixed(2)}x); bash's own CPU is in neither`)
+        `${(result.cpuPerStep / result.floorCpu).toFixed(2)}x); bash's own CPU is in neither`,
+      `CPU by phase: request ${ms(result.cpuPhases.request)}, save response ${ms(result.cpuPhases.save)}, ` +
+        `approve+save start ${ms(result.cpuPhases.approve)}, run+save result ${ms(result.cpuPhases.run)}`)
   ]
 }
 

@@ -19,6 +19,7 @@ import { Approver } from "./approval/Approver.js"
 import * as Arguments from "./cli/Arguments.js"
 import * as Gateway from "./cli/Gateway.js"
 import * as Help from "./cli/Help.js"
+import * as Log from "./cli/Log.js"
 import * as DemoModel from "./demo/DemoModel.js"
 import { ModelClient } from "./model/ModelClient.js"
 import { SessionStore } from "./session/SessionStore.js"
@@ -125,6 +126,14 @@ if (Either.isLeft(invocation)) {
   process.stdout.write(Help.text())
 } else if (invocation.right._tag === "Version") {
   process.stdout.write(`${VERSION}\n`)
+} else if (invocation.right._tag === "Log") {
+  // `mino log | head`: a reader that stops early ends the log quietly.
+  process.stdout.on("error", () => process.exit(0))
+  const { demo, id, json, unknownOnly } = invocation.right
+  const output = Log.show({ home: process.env["HOME"] ?? Os.homedir(), id, demo, json, unknownOnly })
+  process.stdout.write(output.stdout)
+  process.stderr.write(output.stderr)
+  process.exitCode = output.code
 } else {
   chat(invocation.right).pipe(
     Effect.provide(Layer.merge(NodeFileSystem.layer, StopSignals.layerProcess)),

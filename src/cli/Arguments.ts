@@ -13,7 +13,7 @@ import * as Data from "effect/Data"
 import * as Either from "effect/Either"
 import { DEFAULT_MODEL } from "../defaults.js"
 
-export type CommandName = "chat"
+export type CommandName = "chat" | "log"
 
 export interface OptionSpec {
   /** The long name, `--name`. */
@@ -39,11 +39,13 @@ export const OPTIONS: ReadonlyArray<OptionSpec> = [
   },
   {
     name: "demo",
-    commands: ["chat"],
-    description: "chat with a scripted demo model on loopback: no key, no network"
+    commands: ["chat", "log"],
+    description: "use a scripted demo model on loopback: no key, no network (with log: its conversation)"
   },
-  { name: "help", short: "h", commands: ["chat"], description: "show this help and exit" },
-  { name: "version", short: "V", commands: ["chat"], description: "print the version and exit" }
+  { name: "json", commands: ["log"], description: "print the raw records, one JSON object a line" },
+  { name: "unknown", commands: ["log"], description: "list only the tool calls whose outcome is unknown (what a crash may have run)" },
+  { name: "help", short: "h", commands: ["chat", "log"], description: "show this help and exit" },
+  { name: "version", short: "V", commands: ["chat", "log"], description: "print the version and exit" }
 ]
 
 export type Invocation =
@@ -56,6 +58,14 @@ export type Invocation =
     readonly demo: boolean
     /** The words after the options, joined by spaces: the first question. */
     readonly question: string | undefined
+  }
+  | {
+    readonly _tag: "Log"
+    /** The conversation to show: by id, else the demo's with `--demo`, else the newest. */
+    readonly id: string | undefined
+    readonly demo: boolean
+    readonly json: boolean
+    readonly unknownOnly: boolean
   }
 
 /** A command line Mino cannot run: `message` is one line for stderr; the exit code is 2. */
@@ -97,13 +107,25 @@ export const parse = (args: ReadonlyArray<string>): Either.Either<Invocation, Us
     }
   }
 
-  const command: CommandName = "chat"
+  // `mino log` is the log; `mino -- log` asks the question "log".
+  const command: CommandName = positionals[0]?.text === "log" && !positionals[0].afterTerminator ? "log" : "chat"
   if (given.has("help")) return Either.right({ _tag: "Help" })
   if (given.has("version")) return Either.right({ _tag: "Version" })
   for (const [name, { flag }] of given) {
     if (!OPTIONS.some((spec) => spec.name === name && spec.commands.includes(command))) {
-      return fail(`${flag} does not apply to \`mino ${command}\`; ${HINT}.`)
+      return fail(command === "log" ? `${flag} does not apply to \`mino log\`; ${HINT}.` : `${flag} applies only to \`mino log\`.`)
     }
+  }
+  if (command === "log") {
+    if (positionals.length > 2) return fail(`\`mino log\` takes at most one conversation id; ${HINT}.`)
+    if (given.has("json") && given.has("unknown")) return fail("--json and --unknown cannot be combined.")
+    return Either.right({
+      _tag: "Log",
+      id: positionals[1]?.text,
+      demo: given.has("demo"),
+      json: given.has("json"),
+      unknownOnly: given.has("unknown")
+    })
   }
   const question = positionals.map((word) => word.text).join(" ")
   return Either.right({

@@ -23,12 +23,16 @@ Usage:
 ${
     column([
       ["mino [options]", "start (or continue) the conversation"],
-      ["mino [options] QUESTION", "ask QUESTION first, then keep chatting"]
+      ["mino [options] QUESTION", "ask QUESTION first, then keep chatting"],
+      ["mino log [ID] [--json | --unknown]", "show a conversation: turns, commands, approvals, results"]
     ])
   }
 
 Options:
-${column(OPTIONS.map((spec) => [flags(spec), spec.description]))}
+${column(OPTIONS.filter((spec) => spec.commands.includes("chat")).map((spec) => [flags(spec), spec.description]))}
+
+Options of mino log:
+${column(OPTIONS.filter((spec) => !spec.commands.includes("chat")).map((spec) => [flags(spec), spec.description]))}
 
 Environment:
 ${
@@ -65,7 +69,8 @@ ${
     column([
       ["mino \"why is the build failing?\"", "ask a first question, then keep chatting"],
       ["mino -m gpt-5.1-mini", "chat with another model"],
-      ["mino --demo", "try it without a key: a scripted model on loopback"]
+      ["mino --demo", "try it without a key: a scripted model on loopback"],
+      ["mino log --unknown", "after a crash: which commands may have run"]
     ])
   }
 `

@@ -46,3 +46,11 @@ export const forLine = (text: string): string =>
  */
 export const jsonString = (text: string): string =>
   JSON.stringify(text).replace(UNSAFE, (ch) => Array.from({ length: ch.length }, (_, i) => hex4(ch.charCodeAt(i))).join(""))
+
+/**
+ * JSON text (from `JSON.stringify`) made safe on a terminal without changing its
+ * value: the characters `JSON.stringify` leaves raw can only be inside strings,
+ * where a `\uXXXX` escape means the same character.
+ */
+export const jsonText = (text: string): string =>
+  text.replace(UNSAFE, (ch) => Array.from({ length: ch.length }, (_, i) => hex4(ch.charCodeAt(i))).join(""))

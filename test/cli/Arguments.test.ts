@@ -66,6 +66,19 @@ describe("the command line", () => {
     for (const builtIn of ["--wizard", "--completions", "--log-level"]) expect(refused(builtIn)).toContain(`unknown option ${builtIn}`)
   })
 
+  it("`mino log [ID]` with --json, --unknown or --demo; `mino -- log` asks the question", () => {
+    expect(parsed("log")).toEqual({ _tag: "Log", id: undefined, demo: false, json: false, unknownOnly: false })
+    expect(parsed("log", "--json")).toMatchObject({ _tag: "Log", json: true })
+    expect(parsed("log", "--unknown", "20261203-074000-0123abcd")).toMatchObject({ unknownOnly: true, id: "20261203-074000-0123abcd" })
+    expect(parsed("--demo", "log")).toMatchObject({ _tag: "Log", demo: true })
+    expect(parsed("--", "log")).toMatchObject({ _tag: "Chat", question: "log" })
+    expect(parsed("show", "the", "log")).toMatchObject({ _tag: "Chat", question: "show the log" })
+    expect(refused("log", "-m", "x")).toBe("mino: -m does not apply to `mino log`; `mino --help` lists the options.")
+    expect(refused("--json")).toBe("mino: --json applies only to `mino log`.")
+    expect(refused("log", "--json", "--unknown")).toBe("mino: --json and --unknown cannot be combined.")
+    expect(refused("log", "a", "b")).toContain("at most one conversation id")
+  })
+
   it("the help describes every option in the table", () => {
     const help = Help.text()
     for (const spec of Arguments.OPTIONS) {

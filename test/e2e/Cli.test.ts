@@ -78,7 +78,9 @@ describe("mino's command line", () => {
       const help = run.stdout
       expect(help).toMatch(/^Mino \d+\.\d+\.\d+: a terminal coding agent\.\n.*approve/s)
       expect(help).toMatch(/^ {2}-m, --model NAME +the model to ask/m)
-      expect(help).toMatch(/^ {6}--demo +chat with a scripted demo model/m)
+      expect(help).toMatch(/^ {6}--demo +use a scripted demo model/m)
+      expect(help).toMatch(/^ {2}mino log \[ID\]/m)
+      expect(help).toMatch(/^ {6}--unknown +list only the tool calls whose outcome is unknown/m)
       expect(help).toMatch(/^ {2}-h, --help +show this help/m)
       expect(help).toMatch(/^ {2}-V, --version +print the version/m)
       for (const name of ["OPENAI_API_KEY", "OPENAI_BASE_URL", "MINO_MODEL", "NO_COLOR", "~/.mino/sessions/"]) expect(help).toContain(name)

@@ -1,0 +1,243 @@
+/**
+ * `mino log`: a session file as a person reads it. Each turn with its time,
+ * question and status; each tool call with its command, whether it was approved,
+ * and its result (status, exit code, signal, truncated, timed out). Everything
+ * that came from the model, a command or the user is escaped, so nothing in the
+ * file can move the cursor or hide text. `unknownOnly` lists just the calls whose
+ * outcome is unknown: what a crash may have left running.
+ *
+ * It reads the file without the lock, so it works while a chat runs.
+ */
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import * as Schema from "effect/Schema"
+import * as Json from "../Json.js"
+import { SessionRecord, type TurnEnd, type UserInput } from "../session/Records.js"
+import * as Escape from "../terminal/Escape.js"
+import type { ToolResult } from "../tools/ToolResult.js"
+
+type Item = Readonly<Record<string, unknown>>
+
+interface Call {
+  readonly callId: string
+  name: string
+  arguments: string | undefined
+  started: boolean
+  result: ToolResult | undefined
+}
+
+interface Turn {
+  readonly turnId: string
+  input: UserInput | undefined
+  readonly calls: Map<string, Call>
+  answer: string
+  end: TurnEnd | undefined
+}
+
+/** The records grouped by turn, in file order. */
+const turns = (records: ReadonlyArray<SessionRecord>): ReadonlyArray<Turn> => {
+  const byId = new Map<string, Turn>()
+  for (const record of records) {
+    let turn = byId.get(record.turn_id)
+    if (turn === undefined) {
+      turn = { turnId: record.turn_id, input: undefined, calls: new Map(), answer: "", end: undefined }
+      byId.set(record.turn_id, turn)
+    }
+    const call = (callId: string, name?: string): Call => {
+      const known = turn.calls.get(callId)
+      if (known !== undefined) return known
+      const fresh: Call = { callId, name: name ?? "tool", arguments: undefined, started: false, result: undefined }
+      turn.calls.set(callId, fresh)
+      return fresh
+    }
+    switch (record.type) {
+      case "user_input":
+        turn.input = record
+        break
+      case "model_response": {
+        const text = record.output.map(messageText).join("")
+        if (text.length > 0) turn.answer = text
+        for (const item of record.output) {
+          if (item["type"] !== "function_call" || typeof item["call_id"] !== "string") continue
+          const entry = call(item["call_id"])
+          if (typeof item["name"] === "string") entry.name = item["name"]
+          if (typeof item["arguments"] === "string") entry.arguments = item["arguments"]
+        }
+        break
+      }
+      case "tool_start":
+        call(record.call_id, record.name).started = true
+        break
+      case "tool_result":
+        call(record.call_id, record.name).result = record.result
+        break
+      case "turn_end":
+        turn.end = record
+        break
+    }
+  }
+  return [...byId.values()]
+}
+
+const messageText = (item: Item): string => {
+  if (item["type"] !== "message" || !Array.isArray(item["content"])) return ""
+  return item["content"].map((part: unknown) =>
+    typeof part === "object" && part !== null && "text" in part && typeof part.text === "string" ? part.text : ""
+  ).join("")
+}
+
+/** `2026-12-03 07:40:12 UTC`, or `time unknown` for a record without a readable time. */
+const when = (time: string | undefined): string => {
+  const millis = time === undefined ? Number.NaN : Date.parse(time)
+  return Number.isNaN(millis) ? "time unknown" : `${new Date(millis).toISOString().slice(0, 19).replace("T", " ")} UTC`
+}
+
+/** What the call asked for: a bash command as the JSON string the approval screen showed. */
+const what = (call: Call): string => {
+  const name = Escape.forLine(call.name)
+  if (call.arguments === undefined) return name
+  try {
+    const parsed: unknown = JSON.parse(call.arguments)
+    if (call.name === "bash" && typeof parsed === "object" && parsed !== null && "command" in parsed && typeof parsed.command === "string") {
+      return `${name} ${Escape.jsonString(parsed.command)}`
+    }
+  } catch {
+    // Not JSON: shown as the text it is.
+  }
+  return `${name} ${Escape.jsonString(call.arguments)}`
+}
+
+/** Whether the user was asked, and what they said, as far as the records tell. */
+const approval = (call: Call): string => {
+  if (call.started) return "approved"
+  switch (call.result?.status) {
+    case "denied":
+      return "denied"
+    case "invalid_arguments":
+    case "unknown_tool":
+      return "refused before approval"
+    case "not_executed":
+      return "not run"
+    case undefined:
+      return "no decision recorded"
+    default:
+      return "not started"
+  }
+}
+
+/** `failed, exit code 2, timed out`; `no result yet` while it may still be running. */
+const outcome = (call: Call): string => {
+  const result = call.result
+  if (result === undefined) return call.started ? "no result yet (running now, or Mino stopped while it ran)" : "no result yet"
+  const parts: Array<string> = [result.status]
+  if (result.exit_code !== undefined) parts.push(`exit code ${result.exit_code}`)
+  if (result.signal !== undefined) parts.push(`signal ${Escape.forLine(result.signal)}`)
+  if (result.timed_out === true) parts.push("timed out")
+  if (result.truncated === true) parts.push("truncated")
+  if (result.cancelled === true) parts.push("cancelled")
+  return parts.join(", ")
+}
+
+const status = (turn: Turn): string =>
+  turn.end === undefined
+    ? "not ended (running now, or Mino stopped before it ended)"
+    : turn.end.reason === undefined
+    ? turn.end.status
+    : `${turn.end.status}: ${Escape.forLine(turn.end.reason)}`
+
+/** One line of text, cut to `max` characters (before escaping) with an ellipsis. */
+const excerpt = (text: string, max: number): string => {
+  const line = text.trim().split("\n")[0] ?? ""
+  const cut = [...line].length > max ? `${[...line].slice(0, max).join("")}…` : line
+  return Escape.forLine(cut) + (text.trim().includes("\n") && cut === line ? " …" : "")
+}
+
+/** The whole conversation, turn by turn. */
+export const render = (records: ReadonlyArray<SessionRecord>): string =>
+  turns(records).map((turn, index) => {
+    const lines = [`Turn ${index + 1} · ${when(turn.input?.time ?? turn.end?.time)} · ${status(turn)}`]
+    if (turn.input !== undefined) lines.push(`  You> ${Escape.forLine(turn.input.text)}`)
+    for (const call of turn.calls.values()) lines.push(`  [${what(call)}] ${approval(call)} · ${outcome(call)}`)
+    if (turn.answer.trim().length > 0) lines.push(`  Assistant> ${excerpt(turn.answer, 160)}`)
+    return lines.join("\n") + "\n"
+  }).join("\n")
+
+/** Only the calls whose outcome is unknown, one line each; a line saying so when there are none. */
+export const renderUnknown = (records: ReadonlyArray<SessionRecord>): string => {
+  const lines = turns(records).flatMap((turn, index) =>
+    [...turn.calls.values()]
+      .filter((call) => call.result?.status === "unknown" || (call.started && call.result === undefined))
+      .map((call) =>
+        `${when(turn.input?.time)} · turn ${index + 1} · [${what(call)}] · ${
+          call.result === undefined ? outcome(call) : `unknown: ${excerpt(call.result.output, 200)}`
+        }`
+      )
+  )
+  return lines.length === 0 ? "No tool call has an unknown outcome.\n" : lines.join("\n") + "\n"
+}
+
+/** A record as one line of JSON that is also safe on a terminal (format characters escaped). */
+export const json = (record: unknown): string => Escape.jsonText(JSON.stringify(record))
+
+// ---------------------------------------------------------------------------
+// Reading: the file as it is now, without the lock (a running chat holds it and
+// keeps appending); a line it cannot read, such as one being written, is skipped.
+
+export interface LogRequest {
+  readonly home: string
+  readonly id: string | undefined
+  readonly demo: boolean
+  readonly json: boolean
+  readonly unknownOnly: boolean
+}
+
+export interface LogOutput {
+  readonly stdout: string
+  readonly stderr: string
+  readonly code: number
+}
+
+const CONVERSATION = /^(\d{8}-\d{6}-[0-9a-f]{8})\.jsonl$/
+
+const isSessionRecord = Schema.is(SessionRecord)
+
+export const show = (request: LogRequest): LogOutput => {
+  const dir = Path.join(request.home, ".mino", "sessions")
+  const names = Fs.existsSync(dir) ? Fs.readdirSync(dir) : []
+  const id = request.id ?? (request.demo ? "demo" : names.flatMap((name) => CONVERSATION.exec(name)?.[1] ?? []).sort().at(-1))
+  if (id === undefined) return { stdout: `No conversation yet in ${Escape.forValue(dir)}.\n`, stderr: "", code: 0 }
+  if (!/^[\w.-]+$/.test(id) || !names.includes(`${id}.jsonl`)) {
+    return { stdout: "", stderr: `mino: no conversation ${Escape.jsonString(id)} in ${Escape.forValue(dir)}.\n`, code: 2 }
+  }
+  const path = Path.join(dir, `${id}.jsonl`)
+  let text: string
+  try {
+    text = Fs.readFileSync(path, "utf8")
+  } catch (error) {
+    const code = typeof error === "object" && error !== null && "code" in error ? String(error.code) : "an error"
+    return { stdout: "", stderr: `mino: cannot read ${Escape.forValue(path)}: ${code}.\n`, code: 1 }
+  }
+  const records: Array<SessionRecord> = []
+  // For --json: every object with a `type`, record types Mino does not know included.
+  const raw: Array<unknown> = []
+  let unreadable = 0
+  const lines = text.split("\n")
+  // The last piece has no newline yet: a record still being written, or cut short.
+  if ((lines.at(-1) ?? "") !== "") unreadable++
+  for (const line of lines.slice(0, -1)) {
+    if (line.length === 0) continue
+    const parsed = Json.parse(line)
+    if (typeof parsed !== "object" || parsed === null || !("type" in parsed) || typeof parsed.type !== "string") unreadable++
+    else {
+      raw.push(parsed)
+      if (isSessionRecord(parsed)) records.push(parsed)
+    }
+  }
+  const note = unreadable === 0 ? "" : `mino: ${unreadable} line(s) of ${Escape.forValue(path)} could not be read and are not shown.\n`
+  const stdout = request.json
+    ? raw.map((record) => json(record) + "\n").join("")
+    : request.unknownOnly
+    ? renderUnknown(records)
+    : `Conversation ${Escape.forLine(id)} (${Escape.forValue(path)})\n\n${records.length === 0 ? "No turns yet.\n" : render(records)}`
+  return { stdout, stderr: note, code: 0 }
+}

@@ -101,8 +101,10 @@ const make = (config: AgentConfig) =>
         const cancel: Cancellation = Deferred.await(stop)
         const cancelled = (reason: string) => new TurnStop({ status: "cancelled", reason })
         /** Waiting (for the model, for a decision) ends when a stop is requested. */
+        // Without a cancel option nothing can stop the turn: no race to pay for on every step.
+        const cancellable = options.cancel !== undefined
         const unlessStopped = <A, E>(effect: Effect.Effect<A, E>) =>
-          Effect.raceFirst(effect, Effect.flatMap(cancel, (cause) => Effect.fail(cancelled(cause))))
+          cancellable ? Effect.raceFirst(effect, Effect.flatMap(cancel, (cause) => Effect.fail(cancelled(cause)))) : effect
         const checkStop = Effect.flatMap(Deferred.poll(stop), Option.match({
           onNone: () => Effect.void,
           onSome: (cause) => Effect.flatMap(cause, (reason) => Effect.fail(cancelled(reason)))
@@ -153,7 +155,8 @@ const make = (config: AgentConfig) =>
                 ...ToolResult.make("unknown", `${cause} while it ran; the tool was stopped. It may have had effects.`),
                 cancelled: true
               }))
-            const result = yield* Effect.raceFirst(Effect.scoped(prepared.right.execute(cancel)), cutOff)
+            const execution = Effect.scoped(prepared.right.execute(cancellable ? cancel : undefined))
+            const result = yield* cancellable ? Effect.raceFirst(execution, cutOff) : execution
             yield* saveResult(call, result)
             yield* checkStop
           })

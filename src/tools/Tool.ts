@@ -63,7 +63,7 @@ export interface AnyTool {
 /** A validated call: the display copy for approval and the one operation that may run. */
 export interface PreparedCall {
   readonly display: ToolDisplay
-  readonly execute: (cancel: Cancellation) => Effect.Effect<ToolResult, never, Scope.Scope>
+  readonly execute: (cancel?: Cancellation) => Effect.Effect<ToolResult, never, Scope.Scope>
 }
 
 export const rejection = (result: ToolResult): Rejection => ({ _tag: "Rejection", result })

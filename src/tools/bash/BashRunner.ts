@@ -93,9 +93,11 @@ const run = Effect.fn("BashRunner.run")(function*(
     Effect.sync(() => start(operation, lifeline, done, exited)),
     (execution) => execution.stop
   )
-  const cancelled = cancel === undefined ? Effect.never : Effect.flatMap(cancel, execution.cancel)
+  const finished = cancel === undefined
+    ? Deferred.await(done)
+    : Effect.raceFirst(Deferred.await(done), Effect.flatMap(cancel, execution.cancel))
   // Interruption kills at once rather than when the caller's scope closes.
-  return yield* Effect.raceFirst(Deferred.await(done), cancelled).pipe(Effect.onInterrupt(() => execution.stop))
+  return yield* finished.pipe(Effect.onInterrupt(() => execution.stop))
 })
 
 interface Execution {

@@ -23,6 +23,7 @@ import * as Log from "./cli/Log.js"
 import * as DemoModel from "./demo/DemoModel.js"
 import { ModelClient } from "./model/ModelClient.js"
 import { SessionStore } from "./session/SessionStore.js"
+import * as Escape from "./terminal/Escape.js"
 import { Terminal } from "./terminal/Terminal.js"
 import { erase } from "./tools/Tool.js"
 import { ToolRegistry } from "./tools/ToolRegistry.js"
@@ -68,9 +69,10 @@ const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>) =>
       Layer.provideMerge(terminal)
     )
 
+    // The model name and the directory come from outside: escaped, they cannot draw on the screen.
     const banner = [
-      `Mino ${VERSION} · model ${flags.demo ? "mino-demo (a scripted demo model on loopback, not a real AI)" : modelName}`,
-      `Commands run in ${cwd} after you approve them. Ctrl+D exits; Ctrl+C cancels and exits.`
+      `Mino ${VERSION} · model ${flags.demo ? "mino-demo (a scripted demo model on loopback, not a real AI)" : Escape.forValue(modelName)}`,
+      `Commands run in ${Escape.forValue(cwd)} after you approve them. Ctrl+D or /exit exits; Ctrl+C cancels and exits.`
     ].join("\n")
     const summary = yield* Gateway.run({
       banner,
@@ -97,10 +99,13 @@ const teardown = <E, A>(exit: Exit.Exit<E, A>, onExit: (code: number) => void) =
   if (Cause.isInterruptedOnly(exit.cause)) return onExit(130)
   const failure = Cause.failureOption(exit.cause)
   if (Option.isSome(failure) && failure.value instanceof Stop) {
-    if (failure.value.message !== undefined) process.stderr.write(failure.value.message + "\n")
+    // Messages carry paths and error details from outside: one escaped line.
+    if (failure.value.message !== undefined) process.stderr.write(Escape.forLine(failure.value.message) + "\n")
     return onExit(failure.value.code)
   }
-  process.stderr.write(`mino: unexpected error:\n${Cause.pretty(exit.cause)}\n`)
+  process.stderr.write(`mino: unexpected error:
+${Escape.forDisplay(Cause.pretty(exit.cause))}
+`)
   onExit(1)
 }
 
@@ -120,7 +125,7 @@ const runMain = makeRunMain(({ fiber, teardown }) => {
 
 const invocation = Arguments.parse(process.argv.slice(2))
 if (Either.isLeft(invocation)) {
-  process.stderr.write(invocation.left.message + "\n")
+  process.stderr.write(Escape.forLine(invocation.left.message) + "\n")
   process.exitCode = 2
 } else if (invocation.right._tag === "Help") {
   process.stdout.write(Help.text())

@@ -222,7 +222,7 @@ const make = (config: AgentConfig) =>
         const completed = yield* Stream.runFoldEffect(events, Option.none<CompletedResponse>(), (done, event) => {
           switch (event._tag) {
             case "TextDelta":
-              return Effect.as(emit({ _tag: "TextDelta", text: event.text }), done)
+              return Effect.as(emit(event), done)
             case "Retrying":
               return Effect.as(emit({ _tag: "ModelRetrying", message: event.message }), done)
             case "Completed":

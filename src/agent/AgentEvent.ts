@@ -12,7 +12,8 @@ export type AgentEvent =
   /** The request failed before its stream started and is sent again; `message` is one line. */
   | { readonly _tag: "ModelRetrying"; readonly message: string }
   /** A fragment of the model's text, as it streams. */
-  | { readonly _tag: "TextDelta"; readonly text: string }
+  /** `item` tells one output item's text from the next; `refusal`: the model declined (display only). */
+  | { readonly _tag: "TextDelta"; readonly text: string; readonly item?: string; readonly refusal?: boolean }
   /** The model's response completed (and was saved). */
   | { readonly _tag: "ModelResponded" }
   /** An approved call is about to execute. */

@@ -28,16 +28,53 @@ export const PROMPT = "Approve this operation? [y/N] "
 
 export const isApproval = (answer: string): boolean => /^(y|yes)$/i.test(answer.trim())
 
-/** The approval screen: the tool, then each field, values escaped so nothing can hide. */
-export const render = (display: ToolDisplay): string =>
+/** A displayed command longer than this may not fit on the screen: its beginning is repeated beside the prompt. */
+export const LONG_COMMAND = 1000
+
+/** In a JSON string literal, a run of this many spaces is shown as `\u0020` escapes (same value, visible). */
+const BLANK_RUN = / {8,}/g
+const visibleBlanks = (literal: string): string =>
+  /^".*"$/s.test(literal) ? literal.replace(BLANK_RUN, (run) => "\\u0020".repeat(run.length)) : literal
+
+/** The text a JSON string literal holds, else the literal itself. */
+const literalText = (literal: string): string => {
+  try {
+    const parsed: unknown = JSON.parse(literal)
+    return typeof parsed === "string" ? parsed : literal
+  } catch {
+    return literal
+  }
+}
+
+/**
+ * The approval screen, values escaped so nothing can hide: the tool, the first
+ * field (the command) emphasised, then the others; a list (the environment) on
+ * one line, its entries two spaces apart (a space inside an entry is `\x20`).
+ */
+export const render = (display: ToolDisplay, style: (text: string) => string = (text) => text): string =>
   [
     `[Tool: ${Escape.forLine(display.tool)}]`,
-    ...display.fields.flatMap(({ label, value }) =>
+    ...display.fields.map(({ label, value }, index) =>
       typeof value === "string"
-        ? [`${label}: ${Escape.forLine(value)}`]
-        : [`${label}:`, ...value.map((entry) => `  ${Escape.forLine(entry)}`)]
+        ? `${label}: ${index === 0 ? style(visibleBlanks(Escape.forLine(value))) : Escape.forLine(value)}`
+        : `${label}: ${value.map((entry) => Escape.forLine(entry).replace(/ /g, "\\x20")).join("  ")}`
     )
   ].join("\n") + "\n"
+
+/**
+ * For a command too long to be sure its start is still on the screen, the line
+ * beside the prompt: its size and its first line again.
+ */
+export const reminder = (display: ToolDisplay): string | undefined => {
+  const first = display.fields[0]
+  if (first === undefined || typeof first.value !== "string" || first.value.length <= LONG_COMMAND) return undefined
+  const text = literalText(first.value)
+  const lines = text.split("\n")
+  const head = lines[0] ?? ""
+  const shown = Escape.jsonString(head.length > 120 ? head.slice(0, 120) : head) + (head.length > 120 || lines.length > 1 ? " …" : "")
+  const size = `${Buffer.byteLength(text, "utf8").toLocaleString("en-US")} bytes, ${lines.length.toLocaleString("en-US")} line(s)`
+  return `${first.label} above: ${size}; it begins ${shown}\n`
+}
 
 export class Approver extends Context.Tag("mino/Approver")<Approver, ApproverShape>() {
   /** Asks on the terminal, reading the answer from the same input as the chat. */
@@ -47,7 +84,9 @@ export class Approver extends Context.Tag("mino/Approver")<Approver, ApproverSha
       Approver.of({
         decide: (display) =>
           Effect.gen(function*() {
-            yield* terminal.write(render(display))
+            yield* terminal.write(render(display, (text) => terminal.style("bold", text)))
+            const repeat = reminder(display)
+            if (repeat !== undefined) yield* terminal.write(terminal.style("bold", repeat))
             if (!terminal.interactive) {
               yield* terminal.write(`${PROMPT}\nDenied: standard input is not a terminal, so no command can be approved.\n`)
               return { approved: false, reason: "standard input is not a terminal" } as const

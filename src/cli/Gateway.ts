@@ -15,6 +15,7 @@ import { Agent } from "../agent/Agent.js"
 import type { AgentEvent } from "../agent/AgentEvent.js"
 import * as Escape from "../terminal/Escape.js"
 import type { StopSignalsShape } from "../StopSignals.js"
+import * as Fold from "./Fold.js"
 import { Terminal } from "../terminal/Terminal.js"
 import * as ToolResult from "../tools/ToolResult.js"
 
@@ -43,7 +44,7 @@ export const run = (options: GatewayOptions) =>
   Effect.gen(function*() {
     const agent = yield* Agent
     const terminal = yield* Terminal
-    for (const notice of agent.notices) yield* terminal.write(terminal.style("yellow", notice) + "\n")
+    for (const notice of agent.notices) yield* terminal.write(terminal.style("yellow", Escape.forDisplay(notice)) + "\n")
     yield* terminal.write(options.banner + "\n\n")
 
     const screen = yield* renderer
@@ -101,7 +102,6 @@ export const run = (options: GatewayOptions) =>
 const renderer = Effect.gen(function*() {
   const terminal = yield* Terminal
   const spinner = yield* Ref.make(Option.none<Scope.CloseableScope>())
-  const speaking = yield* Ref.make(false)
 
   const stopSpinner = Effect.flatMap(Ref.getAndSet(spinner, Option.none()), (open) =>
     Option.match(open, { onNone: () => Effect.void, onSome: (scope) => Scope.close(scope, Exit.void) }))
@@ -113,33 +113,72 @@ const renderer = Effect.gen(function*() {
       yield* Ref.set(spinner, Option.some(scope))
     })
   const assistant = terminal.style("cyan", "Assistant>")
+  const refusal = terminal.style("yellow", "[refusal]")
+
+  // What the screen shows now: whether the cursor is mid-line, whether the model
+  // has begun speaking in this response and in which output item, and the bounds
+  // the running call was approved with (for its result header).
+  let midLine = false
+  let speaking = false
+  let item: string | undefined
+  let bounds: ToolResult.Bounds = {}
+
+  const out = (text: string) =>
+    Effect.suspend(() => {
+      if (text.length > 0) midLine = !text.endsWith("\n")
+      return terminal.write(text)
+    })
+  /** Starts what follows on a line of its own. */
+  const ownLine = Effect.suspend(() => (midLine ? out("\n") : Effect.void))
 
   const render = (event: AgentEvent): Effect.Effect<void> =>
     Effect.gen(function*() {
       if (event._tag !== "ModelWaiting" && event._tag !== "ToolRunning") yield* stopSpinner
       switch (event._tag) {
         case "ModelWaiting":
-          yield* Ref.set(speaking, false)
+          speaking = false
+          item = undefined
           return yield* startSpinner("waiting for the model")
         case "ModelRetrying":
           // One line per retry, then the wait goes on.
-          yield* terminal.write(terminal.style("yellow", Escape.forLine(event.message)) + "\n")
+          yield* ownLine
+          yield* out(terminal.style("yellow", Escape.forLine(event.message)) + "\n")
           return yield* startSpinner("waiting for the model")
-        case "TextDelta":
-          if (!(yield* Ref.getAndSet(speaking, true))) yield* terminal.write(`${assistant} `)
-          return yield* terminal.write(Escape.forDisplay(event.text))
+        case "TextDelta": {
+          const next = event.item ?? item
+          if (!speaking) yield* out(`${assistant} `)
+          // Separate message items of one response are separate paragraphs.
+          else if (next !== item) yield* out(midLine ? "\n\n" : "\n")
+          if ((!speaking || next !== item) && event.refusal === true) yield* out(`${refusal} `)
+          speaking = true
+          item = next
+          return yield* out(Escape.forDisplay(event.text))
+        }
         case "ModelResponded":
-          return yield* terminal.write((yield* Ref.get(speaking)) ? "\n" : `${assistant}\n`)
-        case "ToolRunning":
+          return yield* speaking ? ownLine : out(`${assistant}\n`)
+        case "ToolRunning": {
+          const field = (label: string) => event.display.fields.find((candidate) => candidate.label === label)?.value
+          const timeout = field("Timeout")
+          const limit = field("Output limit")
+          bounds = {
+            ...(typeof timeout === "string" ? { timeout } : {}),
+            ...(typeof limit === "string" ? { outputLimit: limit.replace(/ \(.*$/, "") } : {})
+          }
           return yield* startSpinner("running")
+        }
         case "ToolFinished": {
-          const output = event.result.output.length > 0 ? Escape.forDisplay(event.result.output).replace(/\n?$/, "\n") : ""
-          return yield* terminal.write(`\n${terminal.style("dim", ToolResult.header(event.result))}\n${output}\n`)
+          const { result } = event
+          const output = result.output.length > 0 ? Escape.forDisplay(Fold.fold(result.output)).replace(/\n?$/, "\n") : ""
+          yield* ownLine
+          yield* out(`\n${terminal.style("dim", ToolResult.header(result, bounds))}\n${output}\n`)
+          bounds = {}
+          return
         }
         case "TurnEnded":
-          return yield* event.status === "completed"
-            ? terminal.write("\n")
-            : terminal.write(terminal.style("red", `Turn ${event.status}: ${Escape.forLine(event.reason ?? "")}`) + "\n\n")
+          if (event.status === "completed") return yield* out("\n")
+          // A failure or cancellation never continues the model's line.
+          yield* ownLine
+          return yield* out(terminal.style("red", `Turn ${event.status}: ${Escape.forLine(event.reason ?? "")}`) + "\n\n")
       }
     })
 

@@ -51,7 +51,8 @@ export interface CompletedResponse {
 }
 
 export type ModelEvent =
-  | { readonly _tag: "TextDelta"; readonly text: string }
+  /** `item` tells one output item's text from the next; `refusal`: the model declined. */
+  | { readonly _tag: "TextDelta"; readonly text: string; readonly item?: string; readonly refusal?: boolean }
   /** A request failed before its stream started and will be sent again; `message` is one line. */
   | { readonly _tag: "Retrying"; readonly message: string }
   | { readonly _tag: "Completed"; readonly response: CompletedResponse }

@@ -20,6 +20,13 @@ export const messageText = (item: Item): string => {
   return text
 }
 
+/** A message whose content is a refusal (and no other text): the model declined. */
+export const isRefusal = (item: Item): boolean => {
+  const content = item["content"]
+  return Array.isArray(content) && content.some((part) => isRecord(part) && part["type"] === "refusal") &&
+    !content.some((part) => isRecord(part) && part["type"] === "output_text" && part["text"] !== "")
+}
+
 /**
  * Whether an input item can be sent under `store: false`. A reasoning item is
  * resolved by the API from its `encrypted_content`; without it the API looks the

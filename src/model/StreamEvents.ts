@@ -90,14 +90,15 @@ export const reader = (): (event: unknown) => Interpretation => {
   const shown = new Set<string>()
 
   /** Text of message items that streamed no deltas: what a person would otherwise never see. */
-  const unshownText = (item: Readonly<Record<string, unknown>>, index: number | null | undefined) => {
+  const unshownText = (item: Readonly<Record<string, unknown>>, index: number | null | undefined): ModelEvent | undefined => {
     if (item["type"] !== "message") return undefined
     const id = item["id"]
     const key = itemKey(typeof id === "string" ? id : undefined, index)
     if (shown.has(key)) return undefined
     shown.add(key)
     const text = OutputItems.messageText(item)
-    return text.length > 0 ? text : undefined
+    const refusal = OutputItems.isRefusal(item) ? { refusal: true } : {}
+    return text.length > 0 ? { _tag: "TextDelta", text, item: key, ...refusal } : undefined
   }
 
   /** Acts only on a successful response.completed: status `completed` (when given) and no error. */
@@ -115,7 +116,7 @@ export const reader = (): (event: unknown) => Interpretation => {
     const events: Array<ModelEvent> = []
     response.output.forEach((item, index) => {
       const text = unshownText(item, index)
-      if (text !== undefined) events.push({ _tag: "TextDelta", text })
+      if (text !== undefined) events.push(text)
     })
     events.push({ _tag: "Completed", response: { id: response.id, output: response.output } })
     return events
@@ -130,8 +131,10 @@ export const reader = (): (event: unknown) => Interpretation => {
         return Option.match(decodeDelta(event), {
           onNone: () => failure("protocol", `model stream sent a malformed ${type} event`),
           onSome: ({ delta, item_id, output_index }) => {
-            shown.add(itemKey(item_id, output_index))
-            return [{ _tag: "TextDelta", text: delta }]
+            const item = itemKey(item_id, output_index)
+            shown.add(item)
+            const refusal = type === "response.refusal.delta" ? { refusal: true } : {}
+            return [{ _tag: "TextDelta", text: delta, item, ...refusal }]
           }
         })
       case "response.output_item.done":
@@ -139,7 +142,7 @@ export const reader = (): (event: unknown) => Interpretation => {
           onNone: () => [],
           onSome: ({ item, output_index }) => {
             const text = unshownText(item, output_index)
-            return text === undefined ? [] : [{ _tag: "TextDelta", text }]
+            return text === undefined ? [] : [text]
           }
         })
       case "response.completed":

@@ -43,8 +43,28 @@ export const redact = (result: ToolResult, secrets: ReadonlyArray<string>): Tool
   return output === result.output ? result : { ...result, output }
 }
 
-/** The one-line header shown above a result: `[Tool result: failed; exit code 2]`. */
-export const header = (result: ToolResult): string =>
-  result.exit_code === undefined
-    ? `[Tool result: ${result.status}]`
-    : `[Tool result: ${result.status}; exit code ${result.exit_code}]`
+/** The bounds a result ran under, as the approval screen showed them (`64 KiB`, `30 s`). */
+export interface Bounds {
+  readonly outputLimit?: string
+  readonly timeout?: string
+}
+
+/**
+ * The one-line header shown above a result, naming what happened:
+ * `[Tool result: failed; exit code 2]`,
+ * `[Tool result: failed; output truncated at 64 KiB, process group killed]`.
+ */
+export const header = (result: ToolResult, bounds: Bounds = {}): string => {
+  const killed = "process group killed"
+  const what = [
+    ...(result.exit_code === undefined ? [] : [`exit code ${result.exit_code}`]),
+    ...(result.truncated === true ? [`output truncated at ${bounds.outputLimit ?? "the limit"}, ${killed}`] : []),
+    ...(result.timed_out === true ? [`timed out after ${bounds.timeout ?? "the time limit"}, ${killed}`] : []),
+    ...(result.cancelled === true ? [`cancelled while running, ${killed}`] : []),
+    // A signal Mino sent for one of the reasons above is already said; any other is news.
+    ...(result.signal !== undefined && result.truncated !== true && result.timed_out !== true && result.cancelled !== true
+      ? [`ended by signal ${result.signal}`]
+      : [])
+  ]
+  return `[Tool result: ${[result.status, ...what].join("; ")}]`
+}

@@ -83,7 +83,7 @@ const approvalScreen = (tool: Effect.Effect.Success<typeof makeTool>, command: s
   expect(rawUnsafe(screen, ON_APPROVAL)).toEqual([])
   const lines = screen.split("\n")
   const env = Object.entries(prepared.operation.env)
-  expect(lines).toHaveLength(1 + 3 + env.length + 3 + 1)
+  expect(lines).toHaveLength(1 + 3 + 3 + 1)
   expect(lines[0]).toBe("[Tool: bash]")
   expect(lines.filter((line) => line.startsWith("Command: "))).toHaveLength(1)
   expect(lines.filter((line) => line.startsWith("Directory: "))).toHaveLength(1)
@@ -92,13 +92,11 @@ const approvalScreen = (tool: Effect.Effect.Success<typeof makeTool>, command: s
   expect(prepared.operation.command).toBe(command)
   expect(lines[2]!.startsWith("Directory: ")).toBe(true)
   expect(unescapeValue(lines[2]!.slice("Directory: ".length))).toBe(cwd)
-  expect(lines[3]).toBe("Environment:")
-  env.forEach(([name, value], i) => {
-    const line = lines[4 + i]!
-    expect(line.startsWith("  ")).toBe(true)
-    expect(unescapeValue(line.slice(2))).toBe(`${name}=${value}`)
-  })
-  expect(lines.slice(4 + env.length)).toEqual([
+  // The environment on one line: entries two spaces apart, a space inside one shown as \x20.
+  expect(lines[3]!.startsWith("Environment: ")).toBe(true)
+  const entries = lines[3]!.slice("Environment: ".length).split("  ")
+  expect(entries.map(unescapeValue)).toEqual(env.map(([name, value]) => `${name}=${value}`))
+  expect(lines.slice(4)).toEqual([
     "Timeout: 30 s",
     "Output limit: 64 KiB (stdout and stderr combined)",
     "Permissions: runs with your account's permissions; no sandbox",
@@ -136,15 +134,15 @@ describe("the approval screen", () => {
         const screen = approvalScreen(tool, command)
         expect({ name, ok: screen.includes("\u001b") }).toEqual({ name, ok: false })
       }
-      // The directory and the environment are shown, escaped, on their own lines.
+      // The directory on its own line, the environment on one, every entry escaped.
       const screen = approvalScreen(tool, "ls")
       expect(screen).toContain("evil\\e[2J\\nDirectory: /home/safe\\u202e\\u200b\n")
-      expect(screen).toContain("  HOME=/home/\\e]52;c;cm0gLXJmIH4=\\x07me\\e]8;;https://evil.example\\e\\\\\n")
-      expect(screen).toContain("  USER=bob\\r\\e[2KUSER=root\n")
-      expect(screen).toContain("  LOGNAME=x\\x9b2Jy\\x85\n")
-      expect(screen).toContain("  LANG=C.UTF-8\\u2066\\u2069\\u200d\n")
-      expect(screen).toContain("  TMPDIR=/tmp/\\u202etxt.exe\\b\\b\\xad\n")
-      expect(screen).toContain(":/opt/\\u{e0041}\\u{e0042}\n")
+      expect(screen).toContain("  HOME=/home/\\e]52;c;cm0gLXJmIH4=\\x07me\\e]8;;https://evil.example\\e\\\\")
+      expect(screen).toContain("  USER=bob\\r\\e[2KUSER=root")
+      expect(screen).toContain("  LOGNAME=x\\x9b2Jy\\x85")
+      expect(screen).toContain("  LANG=C.UTF-8\\u2066\\u2069\\u200d")
+      expect(screen).toContain("  TMPDIR=/tmp/\\u202etxt.exe\\b\\b\\xad")
+      expect(screen).toContain(":/opt/\\u{e0041}\\u{e0042}")
     }))
 
   it.effect("holds for 2,000 generated commands", () =>

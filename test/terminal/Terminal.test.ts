@@ -2,16 +2,17 @@ import { PassThrough } from "node:stream"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
+import * as Fold from "../../src/cli/Fold.js"
 import * as Escape from "../../src/terminal/Escape.js"
 import { Terminal } from "../../src/terminal/Terminal.js"
 
-const terminal = (decorated: boolean) =>
+const terminal = (decorated: boolean, animated = decorated) =>
   Effect.gen(function*() {
     const output = new PassThrough()
     let written = ""
     output.on("data", (chunk: Buffer) => void (written += chunk.toString("utf8")))
     const input = new PassThrough()
-    const shape = yield* Terminal.make({ input, output, interactive: true, decorated })
+    const shape = yield* Terminal.make({ input, output, interactive: true, decorated, animated })
     return { shape, screen: () => written }
   })
 
@@ -39,6 +40,33 @@ describe("Terminal", () => {
       expect(screen()).toBe("")
       expect(shape.style("cyan", "Assistant>")).toBe("Assistant>")
     }))
+})
+
+describe("Terminal on a terminal with NO_COLOR", () => {
+  it.scoped("animates a spinner with elapsed seconds, without colour", () =>
+    Effect.gen(function*() {
+      const { shape, screen } = yield* terminal(false, true)
+      yield* Effect.scoped(Effect.gen(function*() {
+        yield* shape.spinner("running")
+        yield* TestClock.adjust("1100 millis")
+      }))
+      expect(screen()).toMatch(/running 1s/)
+      expect(screen()).not.toMatch(/\u001b\[[0-9;]*m/)
+    }))
+})
+
+describe("Fold", () => {
+  it("shows the first and last lines of long output and says how many were not shown", () => {
+    const lines = Array.from({ length: 100 }, (_, i) => `line ${i + 1}`)
+    const folded = Fold.fold(lines.join("\n") + "\n").split("\n")
+    expect(folded.slice(0, 10)).toEqual(lines.slice(0, 10))
+    expect(folded[10]).toBe("… 80 lines not shown here; the model received the whole capture …")
+    expect(folded.slice(11, 21)).toEqual(lines.slice(90))
+    expect(folded[21]).toBe("")
+    const short = lines.slice(0, 23).join("\n")
+    expect(Fold.fold(short)).toBe(short)
+    expect(Fold.fold("x".repeat(2500))).toBe(`${"x".repeat(2000)}… (500 more characters not shown)`)
+  })
 })
 
 describe("Escape", () => {

@@ -41,11 +41,12 @@ const messages = (...texts: ReadonlyArray<string>): Array<Step> => {
       ? response.output
       : []
   })
-  const first = completions[0]
-  if (first === undefined) throw new Error("no response")
+  const first: Event | undefined = completions[0]
+  const response = first?.["response"]
+  if (first === undefined || typeof response !== "object" || response === null) throw new Error("no response")
   return [
     ...parts.flatMap((steps) => steps.slice(2, -1)),
-    { ...first, response: { ...(first["response"] as object), output: outputs } }
+    { ...first, type: "response.completed", response: { ...response, output: outputs } }
   ]
 }
 

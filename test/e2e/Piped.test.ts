@@ -101,5 +101,6 @@ describe("standard output closed by its reader (`mino | head`)", () => {
       expect(stderr).toBe("")
       expect(code).toBe(0)
       expect(recordSummary(sessionRecords(box))).toEqual(["user_input", "turn_end:cancelled"])
+      expect(sessionRecords(box).at(-1)?.["reason"]).toMatch(/standard output was closed/)
     }), 30_000)
 })

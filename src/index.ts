@@ -21,10 +21,14 @@ export * as Instructions from "./agent/Instructions.js"
 export { Approver, type ApproverShape, type Decision } from "./approval/Approver.js"
 export { type CompletedResponse, ModelClient, type ModelClientConfig, ModelError, type ModelEvent, type ModelRequest } from "./model/ModelClient.js"
 export * as Records from "./session/Records.js"
-export { INTERRUPTED_NOTICE } from "./session/Recovery.js"
+export { INTERRUPTED_NOTICE, INTERRUPTED_TEXT_NOTICE } from "./session/Recovery.js"
+export { DiskError, SessionDisk, type SessionDiskShape } from "./session/SessionDisk.js"
+export * as SessionReader from "./session/SessionReader.js"
 export {
   type MemorySessionOptions,
+  RecordRejected,
   SessionBusy,
+  SessionHomeError,
   SessionOpenError,
   type SessionOptions,
   SessionStore,

@@ -3,7 +3,6 @@
  * This is the only file that runs an Effect.
  */
 import { realpathSync } from "node:fs"
-import * as Os from "node:os"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { makeRunMain } from "@effect/platform/Runtime"
 import * as Cause from "effect/Cause"
@@ -40,7 +39,8 @@ const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>) =>
   Effect.gen(function*() {
     const env = process.env
     const cwd = realpathSync(process.cwd())
-    const home = env["HOME"] ?? Os.homedir()
+    // HOME is taken as given: unset, empty or relative is refused by the session store, never guessed.
+    const home = env["HOME"]
     const modelName = flags.model ?? (env["MINO_MODEL"] || DEFAULT_MODEL)
     const endpoint = flags.demo ? { apiKey: "mino-demo", baseURL: (yield* DemoModel.start).url } : {
       // Normalised once: HTTP trims a header value, so `sk-…\n` authenticates as `sk-…`,
@@ -52,7 +52,9 @@ const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>) =>
       return yield* new Stop({ code: 2, message: "mino: OPENAI_API_KEY is not set; export your API key, or try `mino --demo`." })
     }
     const secrets = flags.demo ? [] : [endpoint.apiKey]
-    const instructions = yield* Instructions.load(cwd)
+    const loaded = yield* Instructions.load(cwd)
+    if (loaded.warning !== undefined) process.stderr.write(loaded.warning + "\n")
+    const instructions = loaded.text
 
     const bash = BashTool.make({ cwd, parentEnv: env, secrets }).pipe(
       // Bash alone cannot share a name with another tool.
@@ -89,6 +91,7 @@ const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>) =>
     Effect.catchTags({
       SessionBusy: (e) => new Stop({ code: 1, message: `mino: ${e.message}` }),
       SessionOpenError: (e) => new Stop({ code: 1, message: `mino: ${e.message}` }),
+      SessionHomeError: (e) => new Stop({ code: 2, message: `mino: ${e.message}` }),
       SessionWriteError: (e) => new Stop({ code: 1, message: `mino: ${e.message}; the chat has stopped.` }),
       AgentBusy: (e) => new Stop({ code: 1, message: `mino: ${e.message}` })
     })

@@ -10,6 +10,11 @@
  * chat. Model failures and protocol violations end the turn `failed`, executing
  * nothing; Ctrl+C (fiber interruption) kills a running command and ends it
  * `cancelled`.
+ *
+ * The turn's state is the session's: each request is built from the store's view
+ * of the open turn (its items, call ids, unfinished calls), which advances only
+ * when a record is on disk, and a turn that stops early is closed by the same
+ * `TurnClosing` that recovery uses on restart.
  */
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
@@ -21,8 +26,10 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { Approver } from "../approval/Approver.js"
 import { type CompletedResponse, ModelClient, type ModelError } from "../model/ModelClient.js"
-import { contextItems, type ModelResponse, type SessionRecord, type TurnStatus } from "../session/Records.js"
+import type { OpenTurn } from "../session/Conversation.js"
+import type { SessionRecord, TurnStatus } from "../session/Records.js"
 import { SessionStore, type SessionWriteError } from "../session/SessionStore.js"
+import type { Closing } from "../session/TurnClosing.js"
 import type { Cancellation } from "../tools/Tool.js"
 import { ToolRegistry } from "../tools/ToolRegistry.js"
 import * as ToolResult from "../tools/ToolResult.js"
@@ -82,6 +89,25 @@ type Item = Readonly<Record<string, unknown>>
 /** How a turn ends early: the status and one line for the user and the record. */
 class TurnStop extends Data.TaggedError("TurnStop")<{ readonly status: TurnStatus; readonly reason: string }> {}
 
+/** What the calls of a turn that stops early become (see `TurnClosing`). */
+const stopped = (status: TurnStatus, reason: string): Closing => ({
+  status,
+  reason,
+  started: ToolResult.make("unknown", "The turn stopped while this command was running; its outcome is unknown."),
+  unstarted: ToolResult.make("not_executed", "The turn stopped before this call was executed.")
+})
+
+/** A turn whose fiber is interrupted: the running call's group was killed with it. */
+const interruptedTurn: Closing = {
+  status: "cancelled",
+  reason: "the turn was interrupted",
+  started: { ...ToolResult.make("unknown", "Interrupted while running; the process group was killed. It may have had effects."), cancelled: true },
+  unstarted: ToolResult.make("not_executed", "The turn stopped before this call was executed.")
+}
+
+/** The view of a turn with nothing saved yet. */
+const emptyTurn = (turnId: string): OpenTurn => ({ turnId, items: [], callIds: new Set(), requests: 0, unfinished: [], hadCalls: false, firstLine: 0 })
+
 const make = (config: AgentConfig) =>
   Effect.gen(function*() {
     const model = yield* ModelClient
@@ -109,31 +135,34 @@ const make = (config: AgentConfig) =>
           onNone: () => Effect.void,
           onSome: (cause) => Effect.flatMap(cause, (reason) => Effect.fail(cancelled(reason)))
         }))
-        // This turn's items for the next request; they grow only after their record is
-        // saved, and from the record as committed: what is sent is what a restart replays.
-        const items: Array<Item> = []
+        // The turn as saved so far: the Conversation owns it; nothing here mirrors it.
+        const saved = Effect.map(store.openTurn(turnId), (turn) => turn ?? emptyTurn(turnId))
         const save = (record: SessionRecord) =>
-          Effect.map(store.append(record), (committed) => void items.push(...contextItems(committed)))
-        // Calls of the current batch that have no result yet, for cancellation.
-        const open = new Map<string, { readonly name: string; started: boolean }>()
-        const usedIds = new Set<string>()
-        let requests = 0
-        // Every call of an accepted batch counts, whether it ran, was denied or was invalid.
-        let calls = 0
+          store.append(record).pipe(Effect.catchTag("RecordRejected", (e) => new TurnStop({ status: "failed", reason: e.message })))
 
         const saveResult = (call: { readonly call_id: string; readonly name: string }, result: ToolResult.ToolResult) =>
           Effect.gen(function*() {
             yield* save({ type: "tool_result", turn_id: turnId, call_id: call.call_id, name: call.name, result })
-            open.delete(call.call_id)
             yield* emit({ _tag: "ToolFinished", callId: call.call_id, name: call.name, result })
           })
 
         const end = (status: TurnStatus, reason?: string) =>
           Effect.gen(function*() {
             const why = reason === undefined ? {} : { reason }
-            yield* save({ type: "turn_end", turn_id: turnId, status, ...why })
             yield* emit({ _tag: "TurnEnded", status, ...why })
             return { turnId, status, ...why } satisfies TurnOutcome
+          })
+
+        // A turn that stops early: its unfinished calls are closed the one way recovery closes them too.
+        const close = (closing: Closing) =>
+          Effect.gen(function*() {
+            const turn = yield* saved
+            yield* store.closeTurn(turnId, closing)
+            for (const call of turn.unfinished) {
+              const result = call.started ? closing.started : closing.unstarted
+              yield* emit({ _tag: "ToolFinished", callId: call.callId, name: call.name, result })
+            }
+            return yield* end(closing.status, closing.reason)
           })
 
         const runCall = (call: FunctionCall) =>
@@ -147,7 +176,6 @@ const make = (config: AgentConfig) =>
               return yield* saveResult(call, ToolResult.make("denied", `The user did not approve this call (${decision.reason}).`))
             }
             yield* save({ type: "tool_start", turn_id: turnId, call_id: call.call_id, name: call.name })
-            open.set(call.call_id, { name: call.name, started: true })
             yield* emit({ _tag: "ToolRunning", callId: call.call_id, display: prepared.right.display })
             // A stop makes the tool end the call and return what it has; one that does not is cut off.
             const cutOff = Effect.flatMap(cancel, (cause) =>
@@ -164,58 +192,37 @@ const make = (config: AgentConfig) =>
         const loop = Effect.gen(function*() {
           yield* save({ type: "user_input", turn_id: turnId, text: input })
           while (true) {
-            requests += 1
-            const response = yield* unlessStopped(request(yield* store.context, items, emit))
-            const record: ModelResponse = {
-              type: "model_response",
-              turn_id: turnId,
-              response_id: response.id,
-              output: response.output
-            }
-            const batch = validate(response.output, usedIds)
-            yield* save(record)
+            const before = yield* saved
+            const response = yield* unlessStopped(request(yield* store.requestInput(turnId), emit))
+            const batch = validate(response.output, before.callIds)
+            yield* save({ type: "model_response", turn_id: turnId, response_id: response.id, output: response.output })
             yield* emit({ _tag: "ModelResponded" })
             if (Either.isLeft(batch)) return yield* new TurnStop({ status: "failed", reason: `invalid response: ${batch.left}` })
-            if (batch.right.length === 0) return yield* end("completed")
-            for (const call of batch.right) {
-              usedIds.add(call.call_id)
-              open.set(call.call_id, { name: call.name, started: false })
+            if (batch.right.length === 0) {
+              yield* save({ type: "turn_end", turn_id: turnId, status: "completed" })
+              return yield* end("completed")
             }
-            const refusal = batchRefusal(requests, calls, batch.right.length)
+            // Every call of an accepted batch counts, whether it ran, was denied or was invalid.
+            const refusal = batchRefusal(before.requests + 1, before.callIds.size, batch.right.length)
             if (refusal !== undefined) return yield* new TurnStop({ status: "failed", reason: refusal })
-            calls += batch.right.length
             for (const call of batch.right) yield* runCall(call)
           }
         })
 
-        // Calls that never got a result: unstarted ones were not executed; one that
-        // was running when the turn was cancelled was killed, its effects unknown.
-        const closeOpenCalls = Effect.suspend(() =>
-          Effect.forEach([...open], ([callId, { name, started }]) =>
-            saveResult(
-              { call_id: callId, name },
-              started
-                ? { ...ToolResult.make("unknown", "Interrupted while running; the process group was killed. It may have had effects."), cancelled: true }
-                : ToolResult.make("not_executed", "The turn stopped before this call was executed.")
-            ), { discard: true })
-        )
-
         return yield* loop.pipe(
-          Effect.catchTag("TurnStop", (stop) => Effect.zipRight(closeOpenCalls, end(stop.status, stop.reason))),
-          Effect.catchTag("ModelError", (error: ModelError) => Effect.zipRight(closeOpenCalls, end("failed", error.message))),
-          Effect.onInterrupt(() =>
-            Effect.ignore(Effect.zipRight(closeOpenCalls, end("cancelled", "the turn was interrupted")))
-          )
+          Effect.catchTag("TurnStop", (stop) => close(stopped(stop.status, stop.reason))),
+          Effect.catchTag("ModelError", (error: ModelError) => close(stopped("failed", error.message))),
+          Effect.onInterrupt(() => Effect.ignore(close(interruptedTurn)))
         )
       }).pipe(Effect.scoped)
 
-    const request = (history: ReadonlyArray<Item>, items: ReadonlyArray<Item>, emit: (event: AgentEvent) => Effect.Effect<void>) =>
+    const request = (input: ReadonlyArray<Item>, emit: (event: AgentEvent) => Effect.Effect<void>) =>
       Effect.gen(function*() {
         yield* emit({ _tag: "ModelWaiting" })
         const events = model.respond({
           model: config.model,
           instructions: config.instructions,
-          input: [...history, ...items],
+          input,
           tools: tools.definitions
         })
         // Text is shown as it streams; only the completed response is acted on.
@@ -237,7 +244,7 @@ const make = (config: AgentConfig) =>
 
     return Agent.of({
       notices: store.notices,
-      questions: Effect.map(store.records, (records) => records.flatMap((record) => record.type === "user_input" ? [record.text] : [])),
+      questions: store.questions,
       turn: (input, emit, options = {}) =>
         lock.withPermitsIfAvailable(1)(runTurn(input, emit, options)).pipe(
           Effect.flatMap(Option.match({

@@ -72,7 +72,9 @@ const ErrorEvent = Schema.Struct({
 // Built once: a decoder per event would be rebuilt for every streamed token.
 const decodeDelta = Schema.decodeUnknownOption(Delta)
 const decodeItemDone = Schema.decodeUnknownOption(ItemDone)
-const decodeCompleted = Schema.decodeUnknownOption(Completed)
+// Checked, not decoded: decoding copies each output item key by key, and a key such
+// as `__proto__` would be lost. The items must reach the session verbatim.
+const isCompleted = Schema.is(Completed)
 const decodeFailed = Schema.decodeUnknownOption(Failed)
 const decodeIncomplete = Schema.decodeUnknownOption(Incomplete)
 const decodeErrorEvent = Schema.decodeUnknownOption(ErrorEvent)
@@ -146,10 +148,7 @@ export const reader = (): (event: unknown) => Interpretation => {
           }
         })
       case "response.completed":
-        return Option.match(decodeCompleted(event), {
-          onNone: () => failure("protocol", "model stream sent a malformed response.completed event"),
-          onSome: (event) => completed(event)
-        })
+        return isCompleted(event) ? completed(event) : failure("protocol", "model stream sent a malformed response.completed event")
       case "response.failed": {
         const problem = Option.getOrElse(
           Option.flatMap(decodeFailed(event), (failed) => Option.fromNullable(failed.response.error)),

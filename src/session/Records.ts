@@ -2,7 +2,9 @@
  * The session file's records: one JSON object per line, each with `type` and
  * `turn_id`. Unknown fields are kept on disk; output items are kept verbatim.
  */
+import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import * as Secrets from "../security/Secrets.js"
 import { ToolResult } from "../tools/ToolResult.js"
 
 const Item = Schema.Record({ key: Schema.String, value: Schema.Unknown })
@@ -54,8 +56,71 @@ export type TurnEnd = typeof TurnEnd.Type
 export const SessionRecord = Schema.Union(UserInput, ModelResponse, ToolStart, ToolResultRecord, TurnEnd)
 export type SessionRecord = typeof SessionRecord.Type
 
-/** Any line Mino can read: one of the five, or another type it keeps but ignores. */
-export const KnownLine = Schema.Struct({ type: Schema.String, turn_id: Schema.String })
+/** The five record types Mino acts on; a line of another type is kept and tolerated. */
+export const KNOWN_TYPES: ReadonlySet<string> = new Set(["user_input", "model_response", "tool_start", "tool_result", "turn_end"])
+
+// The schemas above define the records. Restore checks every line of a session,
+// and `Schema.is` costs about 6 µs a line (0.6 s for a 100k-record file), so the
+// same shapes are checked here by hand; `test/session/Records.test.ts` holds the
+// two to agreement. A tool result is left to its schema: it may gain fields.
+type Json = Readonly<Record<string, unknown>>
+const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
+const optionalString = (value: Json, key: string) => !(key in value) || typeof value[key] === "string"
+const isToolResult = Schema.is(ToolResult)
+const TURN_STATUSES: ReadonlySet<unknown> = new Set(TurnStatus.literals)
+
+const checks: Readonly<Record<string, (value: Json) => boolean>> = {
+  user_input: (value) => typeof value["text"] === "string",
+  model_response: (value) => {
+    const output = value["output"]
+    return optionalString(value, "response_id") && Array.isArray(output) && output.every(isObject)
+  },
+  tool_start: (value) => typeof value["call_id"] === "string" && optionalString(value, "name"),
+  tool_result: (value) => typeof value["call_id"] === "string" && optionalString(value, "name") && isToolResult(value["result"]),
+  turn_end: (value) => TURN_STATUSES.has(value["status"]) && optionalString(value, "reason")
+}
+
+/** Whether `value`, a parsed line whose `type` is one of the five, has that type's fields. */
+export const isRecord = (value: { readonly type: string }): value is SessionRecord => {
+  const json = value as Json
+  return typeof json["turn_id"] === "string" && optionalString(json, "time") && checks[value.type]?.(json) === true
+}
+
+/** The largest line a record may take on disk. */
+export const MAX_RECORD_BYTES = 16 * 1024 * 1024
+
+/** The deepest nesting of objects and arrays a record may hold (real output items nest a few levels). */
+export const MAX_DEPTH = 1000
+
+/**
+ * The record as its line on disk, `\n` included: serialized once, with every
+ * secret replaced, so what is kept in memory (read back from this line) is what
+ * the file holds. A record too deep or too large to save is refused with one line.
+ */
+export const encode = (record: SessionRecord, secrets: ReadonlyArray<string>): Either.Either<string, string> => {
+  if (deeperThan(record, MAX_DEPTH)) return Either.left(`it is nested more than ${MAX_DEPTH} levels deep`)
+  let text: string
+  try {
+    text = JSON.stringify(record)
+  } catch {
+    return Either.left("it cannot be written as JSON")
+  }
+  const line = Secrets.redact(text, secrets) + "\n"
+  if (Buffer.byteLength(line) > MAX_RECORD_BYTES) return Either.left(`it is larger than ${MAX_RECORD_BYTES / 1024 / 1024} MiB`)
+  return Either.right(line)
+}
+
+/** Whether objects and arrays nest deeper than `limit`, without recursion (no stack to overflow). */
+const deeperThan = (value: unknown, limit: number): boolean => {
+  const stack: Array<readonly [unknown, number]> = [[value, 1]]
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!
+    if (typeof current !== "object" || current === null) continue
+    if (depth > limit) return true
+    for (const child of Object.values(current)) if (typeof child === "object" && child !== null) stack.push([child, depth + 1])
+  }
+  return false
+}
 
 /** The Responses input item for a user's text. */
 export const userMessage = (text: string): Record<string, unknown> => ({

@@ -1,51 +1,154 @@
 /**
- * Closing a turn that a crash left open (chapter 4.2). Nothing is executed and
- * the model is not asked: a call with no start gets `not_executed`, a call with a
- * start but no result gets `unknown`, and the turn ends `interrupted`.
+ * What a start does with a session file it finds in any state, before the chat
+ * begins. Nothing is executed and the model is not asked.
+ *
+ * - Unreadable lines are moved to `<session>.jsonl.set-aside-<time>`, and the
+ *   user is told whether it was a last write cut short by a crash (a torn tail)
+ *   or damage in the middle of the file. A file with no readable line at all is
+ *   moved aside whole, and the conversation starts empty.
+ * - A turn left open is closed by `TurnClosing` (chapter 4.2): `not_executed`
+ *   without a start, `unknown` with one, `interrupted`. The notice is the
+ *   chapter's for a tool turn, another for a turn without calls, then each
+ *   command whose outcome is unknown, escaped, one a line.
  */
-import { callIds } from "../agent/Protocol.js"
-import * as ToolResult from "../tools/ToolResult.js"
-import type { SessionRecord } from "./Records.js"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import * as Json from "../Json.js"
+import * as Escape from "../terminal/Escape.js"
+import type { OpenCall, OpenTurn } from "./Conversation.js"
+import { show, syncDirectory } from "./SessionDirectory.js"
+import type { Line } from "./SessionReader.js"
 
 export const INTERRUPTED_NOTICE =
   "An interrupted tool turn was retained but excluded from context. Commands it started may already have run; none was retried."
 
-/** The records that close every open turn among `records`, in file order. */
-export const closeOpenTurns = (records: ReadonlyArray<SessionRecord>, time: string): ReadonlyArray<SessionRecord> => {
-  const open = new Map<string, Array<SessionRecord>>()
-  for (const record of records) {
-    if (record.type === "turn_end") open.delete(record.turn_id)
-    else {
-      const turn = open.get(record.turn_id)
-      if (turn === undefined) open.set(record.turn_id, [record])
-      else turn.push(record)
-    }
-  }
-  return [...open].flatMap(([turnId, turn]) => [...closingResults(turnId, turn, time), {
-    type: "turn_end" as const,
-    turn_id: turnId,
-    time,
-    status: "interrupted" as const,
-    reason: "Mino stopped before the turn ended"
-  }])
+export const INTERRUPTED_TEXT_NOTICE =
+  "An interrupted turn was retained but excluded from context. It had requested no command, so nothing ran."
+
+type Unreadable = Extract<Line, { readonly _tag: "Unreadable" }>
+
+/** An unreadable line and its position among the file's lines. */
+export interface Rejected {
+  readonly line: Unreadable
+  readonly position: number
 }
 
-const closingResults = (turnId: string, turn: ReadonlyArray<SessionRecord>, time: string): Array<SessionRecord> => {
-  const started = new Set<string>()
-  const finished = new Set<string>()
-  const calls: Array<string> = []
-  for (const record of turn) {
-    if (record.type === "model_response") calls.push(...callIds(record.output))
-    else if (record.type === "tool_start") started.add(record.call_id)
-    else if (record.type === "tool_result") finished.add(record.call_id)
+export interface SetAside {
+  readonly notice: string
+  /** The file at the session's path was replaced: reopen it. */
+  readonly replaced: boolean
+}
+
+const stamp = (now: Date): string => now.toISOString().replace(/[:.]/g, "-")
+
+/**
+ * Moves the `rejected` lines of the session file (open as `fd`, `size` bytes,
+ * `readable` lines kept) aside durably, and leaves the session file holding
+ * exactly the readable lines. Throws the system's error if the disk fails.
+ */
+export const setAside = (
+  fd: number,
+  path: string,
+  size: number,
+  rejected: ReadonlyArray<Rejected>,
+  /** How many lines are readable, and where the last of them ends. */
+  readable: { readonly count: number; readonly end: number },
+  now: Date
+): SetAside => {
+  const aside = `${path}.set-aside-${stamp(now)}`
+  const count = rejected.length
+  if (readable.count === 0) {
+    // Nothing to keep: the whole file goes aside as it is, and the conversation starts empty.
+    Fs.renameSync(path, aside)
+    syncDirectory(Path.dirname(path))
+    return {
+      replaced: true,
+      notice: `The session file could not be read (${count} unreadable line(s)); its bytes were moved to ${show(aside)} and a new, empty conversation was started.`
+    }
   }
-  return [...new Set(calls)].filter((id) => !finished.has(id)).map((callId) => ({
-    type: "tool_result" as const,
-    turn_id: turnId,
-    time,
-    call_id: callId,
-    result: started.has(callId)
-      ? ToolResult.make("unknown", "Mino stopped while this command may have been running; its outcome is unknown.")
-      : ToolResult.make("not_executed", "Mino stopped before this call was executed.")
-  }))
+  writeSpans(fd, aside, rejected.map(({ line }) => [line.start, line.end] as const))
+  const lastKept = readable.end
+  const middle = rejected.filter(({ line }) => line.end <= lastKept)
+  const torn = rejected.some(({ line }) => !line.terminated)
+  if (middle.length === 0) {
+    // Everything unreadable is after the last readable record: cut it off in place.
+    Fs.ftruncateSync(fd, lastKept)
+    Fs.fsyncSync(fd)
+    return {
+      replaced: false,
+      notice: torn && count === 1
+        ? `The last record of the session file was cut short by a crash while it was being written; it was set aside in ${show(aside)}. Every complete record was kept.`
+        : `Set aside ${count} unreadable line(s) from the end of the session file in ${show(aside)}; every readable record was kept.`
+    }
+  }
+  const temporary = `${path}.rewrite`
+  Fs.rmSync(temporary, { force: true })
+  writeSpans(fd, temporary, complement(size, rejected))
+  Fs.renameSync(temporary, path)
+  syncDirectory(Path.dirname(path))
+  return {
+    replaced: true,
+    notice: `Set aside ${count} unreadable line(s) of the session file in ${show(aside)}: ${middle.length} in the middle of the file (damage, not a write cut short by a crash)${
+      count > middle.length ? `, ${count - middle.length} at its end` : ""
+    }. Every readable record was kept.`
+  }
+}
+
+const complement = (size: number, rejected: ReadonlyArray<Rejected>): ReadonlyArray<readonly [number, number]> => {
+  const spans: Array<readonly [number, number]> = []
+  let from = 0
+  for (const { line } of rejected) {
+    if (line.start > from) spans.push([from, line.start])
+    from = line.end
+  }
+  if (size > from) spans.push([from, size])
+  return spans
+}
+
+/** Copies byte spans of `fd` into a new file at `path`, durably, in bounded chunks. */
+const writeSpans = (fd: number, path: string, spans: ReadonlyArray<readonly [number, number]>): void => {
+  const out = Fs.openSync(path, Fs.constants.O_WRONLY | Fs.constants.O_CREAT | Fs.constants.O_EXCL | Fs.constants.O_NOFOLLOW, 0o600)
+  try {
+    const buffer = Buffer.allocUnsafe(1 << 20)
+    for (const [start, end] of spans) {
+      for (let at = start; at < end;) {
+        const read = Fs.readSync(fd, buffer, 0, Math.min(buffer.length, end - at), at)
+        if (read === 0) break
+        let written = 0
+        while (written < read) written += Fs.writeSync(out, buffer, written, read - written)
+        at += read
+      }
+    }
+    Fs.fsyncSync(out)
+  } finally {
+    Fs.closeSync(out)
+  }
+  syncDirectory(Path.dirname(path))
+}
+
+/**
+ * Call ids of `turn` whose start may be on an unreadable line: every unstarted
+ * call, when an unreadable line names the turn or names none and comes after
+ * the turn began. A missing start is then not proof the call never ran.
+ */
+export const maybeStarted = (turn: OpenTurn, rejected: ReadonlyArray<Rejected>): ReadonlySet<string> => {
+  const doubtful = rejected.some(({ line, position }) =>
+    line.turnId === turn.turnId || (line.turnId === undefined && position > turn.firstLine)
+  )
+  return new Set(doubtful ? turn.unfinished.filter((call) => !call.started).map((call) => call.callId) : [])
+}
+
+/** The notice lines for the turns recovery closed, and the calls it marked `unknown`. */
+export const notices = (closed: ReadonlyArray<OpenTurn>, unknown: ReadonlyArray<OpenCall>): ReadonlyArray<string> => {
+  if (closed.length === 0) return []
+  const header = closed.some((turn) => turn.hadCalls) ? INTERRUPTED_NOTICE : INTERRUPTED_TEXT_NOTICE
+  return [header, ...unknown.map((call) => `Outcome unknown: ${describeCall(call)}`)]
+}
+
+/** A call as one escaped line: a bash command as its JSON string, another tool by name and arguments. */
+const describeCall = (call: OpenCall): string => {
+  const parsed = Json.parse(call.arguments)
+  const command = typeof parsed === "object" && parsed !== null && "command" in parsed ? parsed.command : undefined
+  if (call.name === "bash" && typeof command === "string") return Escape.jsonString(command)
+  return `${Escape.forValue(call.name.length > 0 ? call.name : "a tool")} ${Escape.jsonString(call.arguments)}`
 }

@@ -1,38 +1,47 @@
 /**
- * The exclusive lock a process holds on its session for as long as it runs,
- * keyed by a string naming the session (its conversation directory or file).
+ * The lock a process holds on its conversations for as long as it runs.
  *
- * It is a listening Unix socket in Linux's abstract namespace, named after the
- * session file: binding fails with EADDRINUSE while another live process holds
- * it, and the kernel releases it the instant the holder dies, even by SIGKILL, so
- * a crash never leaves a stale lock to clean up and two starts cannot both win.
+ * It is a `flock(2)` on a lock file inside the user's 0700 sessions directory, so
+ * it belongs to the file, not to the name used to reach it: a symlinked HOME, a
+ * bind mount or a relative path all reach the same inode and the same lock.
+ * Another user cannot open the file, so cannot take or block it. Node has no
+ * `flock`, so the util-linux `flock` program takes it on a descriptor this process
+ * lends it: the lock belongs to that shared open file, stays after the helper
+ * exits, and the kernel drops it when this process's descriptor closes — on exit,
+ * crash or SIGKILL. `flock` is atomic: of two simultaneous starts exactly one wins.
  */
-import { createHash } from "node:crypto"
-import * as net from "node:net"
+import { spawnSync } from "node:child_process"
+import * as Fs from "node:fs"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
+import * as SessionDirectory from "./SessionDirectory.js"
 
-export interface LockError {
-  readonly _tag: "Busy" | "Unavailable"
-  readonly message: string
-}
+export class LockBusy extends Data.TaggedError("LockBusy")<{ readonly path: string }> {}
 
-export const acquire = (key: string): Effect.Effect<void, LockError, Scope.Scope> =>
+export class LockUnavailable extends Data.TaggedError("LockUnavailable")<{ readonly path: string; readonly message: string }> {}
+
+/** `flock`'s exit code when the lock is held elsewhere (its `-E` option). */
+const CONFLICT = 75
+
+/** Takes the lock on `path` (created 0600 if missing) for the scope, or fails at once. */
+export const acquire = (path: string): Effect.Effect<void, LockBusy | LockUnavailable, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.async<net.Server, LockError>((resume) => {
-      const server = net.createServer()
-      const name = `\0mino-session-${createHash("sha256").update(key).digest("hex").slice(0, 32)}`
-      server.once("error", (error: NodeJS.ErrnoException) =>
-        resume(Effect.fail({
-          _tag: error.code === "EADDRINUSE" ? "Busy" : "Unavailable",
-          message: error.code === "EADDRINUSE" ? "held by another process" : `cannot lock: ${error.message}`
-        }))
-      )
-      server.listen({ path: name }, () => {
-        // The lock must not keep the process alive on its own.
-        server.unref()
-        resume(Effect.succeed(server))
+    Effect.suspend((): Effect.Effect<number, LockBusy | LockUnavailable> => {
+      const opened = SessionDirectory.openRegular(path, Fs.constants.O_RDWR | Fs.constants.O_CREAT)
+      if (opened._tag === "Left") return Effect.fail(new LockUnavailable({ path, message: opened.left }))
+      const fd = opened.right
+      const helper = spawnSync("flock", ["--nonblock", "--conflict-exit-code", String(CONFLICT), "3"], {
+        stdio: ["ignore", "ignore", "pipe", fd],
+        encoding: "utf8"
       })
+      if (helper.status === 0) return Effect.succeed(fd)
+      Fs.closeSync(fd)
+      if (helper.status === CONFLICT) return Effect.fail(new LockBusy({ path }))
+      const why = helper.error !== undefined
+        ? `the util-linux \`flock\` program could not run (${helper.error.message})`
+        : `\`flock\` failed: ${helper.stderr.trim().split("\n")[0] ?? `exit ${helper.status}`}`
+      return Effect.fail(new LockUnavailable({ path, message: why }))
     }),
-    (server) => Effect.sync(() => server.close())
+    (fd) => Effect.sync(() => Fs.closeSync(fd))
   ).pipe(Effect.asVoid)

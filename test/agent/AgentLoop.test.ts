@@ -14,7 +14,7 @@ import { Approver } from "../../src/approval/Approver.js"
 import * as ResponsesServer from "../../src/model/ResponsesServer.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import * as EchoTool from "../support/EchoTool.js"
-import * as FaultyFileSystem from "../support/FaultyFileSystem.js"
+import * as FaultyDisk from "../support/FaultyDisk.js"
 import { inputOf, scriptedModel, sessionLines, tempDir, turn, types, withAgent } from "../support/Harness.js"
 
 const echo = (id: string, text = id) => ({ call_id: id, name: "echo", arguments: JSON.stringify({ text }) })
@@ -248,15 +248,15 @@ describe("Agent loop", () => {
       const home = tempDir("agent")
       const ran: Array<string> = []
       const server = yield* scriptedModel([ResponsesServer.toolCallResponse([echo("c1")])])
-      const fileSystem = FaultyFileSystem.layer({ sync: { code: "ENOSPC", after: 1 } })
-      const result = yield* withAgent({ home, url: server.url, tools: [EchoTool.make((t) => void ran.push(t))], fileSystem }, Effect.gen(function*() {
+      const disk = FaultyDisk.layer({ sync: { code: "ENOSPC", after: 1 } })
+      const result = yield* withAgent({ home, url: server.url, tools: [EchoTool.make((t) => void ran.push(t))], disk }, Effect.gen(function*() {
         const store = yield* SessionStore
         const exit = yield* Effect.exit(turn("go"))
-        return { exit, records: yield* store.records, context: yield* store.context }
+        return { exit, context: yield* store.context }
       }))
       expect(Exit.isFailure(result.exit)).toBe(true)
       expect(String(Exit.isFailure(result.exit) ? result.exit.cause : "")).toMatch(/SessionWriteError[\s\S]*ENOSPC/)
-      expect(result.records.map((r) => r.type)).toEqual(["user_input"])
+      expect(types(sessionLines(home))).toEqual(["user_input"])
       expect(result.context).toEqual([])
       expect(ran).toEqual([])
     }))

@@ -79,7 +79,9 @@ describe("interrupted turn", () => {
           const store = yield* SessionStore
           return { notices: store.notices, context: yield* store.context }
         }))
-        expect(reopened.notices).toEqual([INTERRUPTED_NOTICE])
+        // The chapter's notice word for word, then each command whose outcome is unknown.
+        const unknown = closed.filter(([, status]) => status === "unknown").map(() => "Outcome unknown: echo \"{\\\"text\\\":\\\"once\\\"}\"")
+        expect(reopened.notices).toEqual([INTERRUPTED_NOTICE, ...unknown])
         expect(reopened.context).toEqual([])
         expect((yield* server.requests).length).toBe(requestsBefore)
         expect(ran).toEqual(["once"])

@@ -29,7 +29,8 @@ import {
   scriptedServer,
   sessionRecords,
   stall,
-  startReady
+  startReady,
+  TEXT_NOTICE
 } from "../support/MinoProcess.js"
 import type { Pty } from "../support/Pty.js"
 
@@ -64,6 +65,8 @@ interface CrashCase {
   readonly closing: ReadonlyArray<string>
   /** How many times the command ran: it must never run again. */
   readonly runs: number
+  /** The notice the restart prints: the chapter's for a tool turn, its own for a turn without calls. */
+  readonly notice?: string
 }
 
 const UNTIL_RESULT = ["user_input", "model_response", "tool_start", "tool_result:completed"]
@@ -76,7 +79,8 @@ const cases: ReadonlyArray<CrashCase> = [
     reached: ({ server }) => requestsReceived(server, 1),
     saved: ["user_input"],
     closing: ["turn_end:interrupted"],
-    runs: 0
+    runs: 0,
+    notice: TEXT_NOTICE
   },
   {
     name: "after the response is saved (at the approval prompt)",
@@ -118,14 +122,14 @@ const cases: ReadonlyArray<CrashCase> = [
 ]
 
 /** Starts mino and checks the notice: shown exactly once, before the banner, or not at all. */
-const restart = (box: Sandbox, url: string, notice: boolean) =>
+const restart = (box: Sandbox, url: string, notice: string | undefined) =>
   Effect.gen(function*() {
     const { mino, opening } = yield* startReady(box, url)
     const banner = opening.indexOf(`Mino ${packageVersion()}`)
     expect(banner).toBeGreaterThanOrEqual(0)
-    expect(opening.split(NOTICE).length - 1).toBe(notice ? 1 : 0)
-    if (notice) expect(opening.indexOf(NOTICE)).toBeLessThan(banner)
-    return mino
+    for (const text of [NOTICE, TEXT_NOTICE]) expect(opening.split(text).length - 1).toBe(text === notice ? 1 : 0)
+    if (notice !== undefined) expect(opening.indexOf(notice)).toBeLessThan(banner)
+    return { mino, opening }
   })
 
 const quit = (mino: Pty) =>
@@ -168,7 +172,9 @@ describe("SIGKILL at each save point of a tool turn, then restart", () => {
         const turnId = saved[0]?.["turn_id"]
 
         // 2. Restart: the turn is closed on disk, the notice shown, nothing rerun or requested.
-        const second = yield* restart(box, server.url, true)
+        const { mino: second, opening } = yield* restart(box, server.url, crash.notice ?? NOTICE)
+        // Each command whose outcome is unknown is listed after the notice.
+        expect(opening.includes(`Outcome unknown: ${JSON.stringify(APPEND_AND_WAIT)}`)).toBe(crash.closing.includes("tool_result:unknown"))
         const closed = sessionRecords(box)
         expect(closed.slice(0, saved.length)).toEqual(saved)
         expect(recordSummary(closed.slice(saved.length))).toEqual(crash.closing)
@@ -191,7 +197,7 @@ describe("SIGKILL at each save point of a tool turn, then restart", () => {
 
         // 4. A later start has nothing to close and says nothing about it.
         const recordsBefore = sessionRecords(box)
-        const third = yield* restart(box, server.url, false)
+        const { mino: third } = yield* restart(box, server.url, undefined)
         expect(sessionRecords(box)).toEqual(recordsBefore)
         yield* quit(third)
 
@@ -220,7 +226,7 @@ describe("SIGKILL at each save point of a tool turn, then restart", () => {
       const saved = sessionRecords(box)
       expect(recordSummary(saved)).toEqual([...UNTIL_RESULT, "model_response", "turn_end:completed"])
 
-      const second = yield* restart(box, server.url, false)
+      const { mino: second } = yield* restart(box, server.url, undefined)
       expect(sessionRecords(box)).toEqual(saved)
       expect((yield* server.requests).length).toBe(2)
       yield* second.write(`${FOLLOW_UP}\n`)

@@ -4,7 +4,6 @@
  */
 import { execFileSync } from "node:child_process"
 import * as Fs from "node:fs"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -16,7 +15,7 @@ import * as Gateway from "../../src/cli/Gateway.js"
 import * as ResponsesServer from "../../src/model/ResponsesServer.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import * as EchoTool from "../support/EchoTool.js"
-import * as FaultyFileSystem from "../support/FaultyFileSystem.js"
+import * as FaultyDisk from "../support/FaultyDisk.js"
 import { agentLayer, scriptedModel, sessionLines, tempDir, types } from "../support/Harness.js"
 import * as Screen from "../support/Screen.js"
 
@@ -24,7 +23,7 @@ describe("disk faults", () => {
   // The fault is armed while the first turn's tool runs, so `after` counts that turn's
   // last three appends (tool_result, model_response, turn_end), then the second turn's:
   // user_input, model_response, tool_start, tool_result.
-  const cases: ReadonlyArray<readonly [string, "write" | "sync", FaultyFileSystem.Errno, number, ReadonlyArray<string>]> = [
+  const cases: ReadonlyArray<readonly [string, "write" | "sync", FaultyDisk.Errno, number, ReadonlyArray<string>]> = [
     ["ENOSPC on fsync of the input", "sync", "ENOSPC", 3, []],
     ["ENOSPC on write of the response", "write", "ENOSPC", 4, ["user_input"]],
     ["EIO on write of the start", "write", "EIO", 5, ["user_input", "model_response"]],
@@ -38,7 +37,7 @@ describe("disk faults", () => {
         const ran: Array<string> = []
         const call = (id: string) => ResponsesServer.toolCallResponse([{ call_id: id, name: "echo", arguments: "{\"text\":\"t\"}" }])
         const server = yield* scriptedModel([call("c1"), ResponsesServer.textResponse("first done"), call("c2"), ResponsesServer.textResponse("second done")])
-        const faults: FaultyFileSystem.Faults = {}
+        const faults: FaultyDisk.Faults = {}
         const screen = Screen.make(["one", "y", "two", "y", "three"], { interactive: true })
         const layer = agentLayer({
           home,
@@ -49,7 +48,7 @@ describe("disk faults", () => {
             if (ran.length === 1) faults[where] = { code, after }
           })],
           approver: Approver.layer,
-          fileSystem: FaultyFileSystem.layer(faults)
+          disk: FaultyDisk.layer(faults)
         }).pipe(Layer.provideMerge(screen.layer))
         const exit = yield* Effect.exit(Effect.scoped(Effect.provide(Gateway.run({ banner: "B" }), layer)))
 
@@ -91,15 +90,16 @@ describe("disk faults", () => {
         let committed = 0
         for (let i = 0; i < 20; i++) {
           const exit = yield* Effect.exit(store.append({ type: "user_input", turn_id: `t${i}`, text: big }))
-          if (Exit.isFailure(exit)) return { committed, error: String(exit.cause), records: (yield* store.records).length }
+          if (Exit.isFailure(exit)) return { committed, error: String(exit.cause), context: (yield* store.context).length }
           committed += 1
         }
-        return { committed, error: "", records: committed }
-      })).pipe(Effect.provide(SessionStore.layer({ home }).pipe(Layer.provide(NodeFileSystem.layer))))
+        return { committed, error: "", context: committed }
+      })).pipe(Effect.provide(SessionStore.layer({ home })))
       try {
         expect(result.error).toContain("ENOSPC")
         expect(result.committed).toBeGreaterThan(0)
-        expect(result.records).toBe(result.committed)
+        // Open turns give no context: memory holds nothing beyond what the disk committed.
+        expect(result.context).toBe(0)
         const lines = sessionLines(home)
         // Every committed record is whole, and the partial one was taken back.
         expect(lines).toHaveLength(result.committed)

@@ -1,8 +1,6 @@
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { describe, expect, it } from "@effect/vitest"
-import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -10,15 +8,16 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import { INTERRUPTED_NOTICE } from "../../src/session/Recovery.js"
 import type { SessionRecord } from "../../src/session/Records.js"
+import { SessionDisk } from "../../src/session/SessionDisk.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
-import * as FaultyFileSystem from "../support/FaultyFileSystem.js"
+import * as FaultyDisk from "../support/FaultyDisk.js"
 import { API_KEY, sessionFile, sessionLines, tempDir, types } from "../support/Harness.js"
 
-const storeLayer = (home: string, fileSystem: Layer.Layer<FileSystem.FileSystem> = NodeFileSystem.layer) =>
-  SessionStore.layer({ home, secrets: [API_KEY] }).pipe(Layer.provide(fileSystem))
+const storeLayer = (home: string, disk: Layer.Layer<SessionDisk> = SessionDisk.layer) =>
+  SessionStore.layerOnDisk({ home, secrets: [API_KEY] }).pipe(Layer.provide(disk))
 
-const withStore = <A, E>(home: string, use: Effect.Effect<A, E, SessionStore>, fileSystem?: Layer.Layer<FileSystem.FileSystem>) =>
-  Effect.scoped(Effect.provide(use, storeLayer(home, fileSystem)))
+const withStore = <A, E>(home: string, use: Effect.Effect<A, E, SessionStore>, disk?: Layer.Layer<SessionDisk>) =>
+  Effect.scoped(Effect.provide(use, storeLayer(home, disk)))
 
 const completedTurn = (turnId: string, text: string): ReadonlyArray<SessionRecord> => [
   { type: "user_input", turn_id: turnId, text },
@@ -70,15 +69,15 @@ describe("SessionStore", () => {
       Effect.gen(function*() {
         const home = tempDir("store")
         // The first append succeeds, the second fails.
-        const armed: FaultyFileSystem.Faults = { [where]: { code, after: 1 } }
+        const armed: FaultyDisk.Faults = { [where]: { code, after: 1 } }
         const outcome = yield* withStore(home, Effect.gen(function*() {
           const store = yield* SessionStore
           yield* store.append({ type: "user_input", turn_id: "t1", text: "kept" })
-          const before = { records: yield* store.records, context: yield* store.context }
+          const before = { turn: yield* store.openTurn("t1"), context: yield* store.context }
           const failed = yield* Effect.exit(store.append({ type: "turn_end", turn_id: "t1", status: "completed" }))
           const again = yield* Effect.exit(store.append({ type: "user_input", turn_id: "t2", text: "after failure" }))
-          return { before, failed, again, records: yield* store.records, context: yield* store.context }
-        }), FaultyFileSystem.layer(armed))
+          return { before, failed, again, turn: yield* store.openTurn("t1"), context: yield* store.context }
+        }), FaultyDisk.layer(armed))
         expect(Exit.isFailure(outcome.failed)).toBe(true)
         if (Exit.isFailure(outcome.failed)) {
           const error = outcome.failed.cause
@@ -86,7 +85,8 @@ describe("SessionStore", () => {
           expect(String(error)).toContain(code)
         }
         expect(Exit.isFailure(outcome.again)).toBe(true)
-        expect(outcome.records).toEqual(outcome.before.records)
+        expect(outcome.turn).toEqual(outcome.before.turn)
+        expect(outcome.turn?.items).toHaveLength(1)
         expect(outcome.context).toEqual(outcome.before.context)
         // The committed record is intact and the file ends on it.
         expect(types(sessionLines(home))).toEqual(["user_input"])
@@ -142,7 +142,7 @@ describe("SessionStore", () => {
         { type: "tool_start", turn_id: "t1", call_id: "c2" }
       ]))
       const opened = yield* withStore(home, Effect.map(SessionStore, (store) => store.notices))
-      expect(opened).toEqual([INTERRUPTED_NOTICE])
+      expect(opened).toEqual([INTERRUPTED_NOTICE, "Outcome unknown: bash \"{}\""])
       const closing = sessionLines(home).slice(8)
       expect(closing.map((l) => [l["type"], l["call_id"], (l["result"] as { status?: string } | undefined)?.status ?? l["status"]])).toEqual([
         ["tool_result", "c2", "unknown"],
@@ -164,11 +164,11 @@ describe("SessionStore", () => {
       Fs.writeFileSync(file, [lines[0], lines[1], "{\"type\":\"tur\u0000garbage", ...lines.slice(2)].join("\n") + "\n{\"type\":\"user_input\",\"turn_id\":\"t3\",\"te")
       const result = yield* withStore(home, Effect.gen(function*() {
         const store = yield* SessionStore
-        return { notices: store.notices, records: yield* store.records, context: yield* store.context }
+        return { notices: store.notices, context: yield* store.context }
       }))
       expect(result.notices).toHaveLength(1)
-      expect(result.notices[0]).toMatch(/^Set aside 2 unreadable line\(s\)/)
-      expect(result.records.map((r) => r.turn_id)).toEqual(["t1", "t1", "t1", "t2", "t2", "t2"])
+      expect(result.notices[0]).toMatch(/^Set aside 2 unreadable line\(s\) of the session file in \S+: 1 in the middle of the file \(damage, not a write cut short by a crash\), 1 at its end\. Every readable record was kept\.$/)
+      expect(sessionLines(home).map((r) => r["turn_id"])).toEqual(["t1", "t1", "t1", "t2", "t2", "t2"])
       expect(result.context).toHaveLength(4)
       expect(Fs.readFileSync(file, "utf8")).toBe(lines.join("\n") + "\n")
       const aside = Fs.readdirSync(Path.dirname(file)).filter((name) => name.includes(".set-aside-"))

@@ -6,8 +6,6 @@
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
@@ -17,6 +15,7 @@ import type { AgentEvent } from "../../src/agent/AgentEvent.js"
 import { Approver } from "../../src/approval/Approver.js"
 import { ModelClient } from "../../src/model/ModelClient.js"
 import * as ResponsesServer from "../../src/model/ResponsesServer.js"
+import { SessionDisk } from "../../src/session/SessionDisk.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import type { AnyTool, ToolDisplay } from "../../src/tools/Tool.js"
 import { ToolRegistry } from "../../src/tools/ToolRegistry.js"
@@ -60,7 +59,8 @@ export interface AgentSetup<R = never> {
   readonly tools: ReadonlyArray<AnyTool>
   readonly approve?: (display: ToolDisplay) => boolean
   readonly approver?: Layer.Layer<Approver, never, R>
-  readonly fileSystem?: Layer.Layer<FileSystem.FileSystem>
+  /** The disk under the session (default: the real one); tests inject faults through it. */
+  readonly disk?: Layer.Layer<SessionDisk>
   readonly idleTimeoutMs?: number
   /**
    * The model client's shipped retry configuration, only its wait cap shortened.
@@ -78,10 +78,9 @@ export const agentLayer = <R = never>(setup: AgentSetup<R>) =>
       idleTimeoutMs: setup.idleTimeoutMs ?? 5_000,
       ...(setup.shippedRetries === undefined ? { maxRetries: 0 } : { retryWaitCapMs: setup.shippedRetries.waitCapMs })
     })),
-    Layer.provideMerge(SessionStore.layer({ home: setup.home, secrets: [API_KEY] })),
+    Layer.provideMerge(SessionStore.layerOnDisk({ home: setup.home, secrets: [API_KEY] }).pipe(Layer.provide(setup.disk ?? SessionDisk.layer))),
     Layer.provide(ToolRegistry.layer(setup.tools, { secrets: [API_KEY] })),
     Layer.provide(setup.approver ?? Approver.layerStatic(setup.approve ?? (() => true))),
-    Layer.provide(setup.fileSystem ?? NodeFileSystem.layer)
   )
 
 /** Runs one turn, collecting its display events. */

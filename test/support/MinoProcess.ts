@@ -23,6 +23,9 @@ export const API_KEY = "sk-e2e-fake-0123456789abcdef"
 export const NOTICE =
   "An interrupted tool turn was retained but excluded from context. Commands it started may already have run; none was retried."
 
+/** The notice for an interrupted turn that had asked for no tool. */
+export const TEXT_NOTICE = "An interrupted turn was retained but excluded from context. It had requested no command, so nothing ran."
+
 export const packageVersion = (): string =>
   Schema.decodeUnknownSync(Schema.Struct({ version: Schema.String }))(
     JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8"))

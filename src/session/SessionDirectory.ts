@@ -1,0 +1,155 @@
+/**
+ * Where sessions live, and that the files there are what they claim to be.
+ *
+ * `HOME` must be an absolute path. `~/.mino` and `~/.mino/sessions` must be real
+ * directories owned by this user (never a symlink) and are tightened to 0700 on
+ * every start; a session or lock file must be a regular file owned by this user
+ * (never a symlink, FIFO or device) and is tightened to 0600. Every check is
+ * made on the opened descriptor, so nothing is followed, read or appended to
+ * before it has been checked, and opening never blocks.
+ */
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import * as Either from "effect/Either"
+import * as Escape from "../terminal/Escape.js"
+
+const { O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_RDONLY } = Fs.constants
+
+/** `path` for a one-line message: escaped, so a name cannot hide text on a terminal. */
+export const show = (path: string): string => Escape.forValue(path)
+
+/** The sessions directory under `home`, or why `home` cannot be used. */
+export const sessionsDirectory = (home: string | undefined): Either.Either<string, string> => {
+  if (home === undefined) return Either.left("HOME is not set; Mino keeps its sessions in $HOME/.mino")
+  if (home.length === 0) return Either.left("HOME is empty; Mino keeps its sessions in $HOME/.mino")
+  if (!Path.isAbsolute(home)) return Either.left(`HOME is not an absolute path (${show(home)}); Mino keeps its sessions in $HOME/.mino`)
+  return Either.right(Path.join(home, ".mino", "sessions"))
+}
+
+const uid = (): number | undefined => process.getuid?.()
+
+const kind = (stats: Fs.Stats): string =>
+  stats.isSymbolicLink() ? "a symbolic link" : stats.isFIFO() ? "a FIFO" : stats.isCharacterDevice() || stats.isBlockDevice() ? "a device" : stats.isSocket() ? "a socket" : stats.isDirectory() ? "a directory" : "not a regular file"
+
+const errno = (error: unknown): string =>
+  typeof error === "object" && error !== null && "code" in error ? String(error.code) : String(error)
+
+/**
+ * Makes `dir` (and its parent `.mino`) exist as real directories owned by this
+ * user with mode 0700, or says why not.
+ */
+export const ensureDirectory = (dir: string): Either.Either<void, string> => {
+  for (const path of [Path.dirname(dir), dir]) {
+    let fd: number
+    try {
+      fd = Fs.openSync(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+    } catch (error) {
+      const code = errno(error)
+      if (code === "ENOENT") {
+        try {
+          Fs.mkdirSync(path, { mode: 0o700 })
+          syncDirectory(Path.dirname(path))
+        } catch (made) {
+          if (errno(made) !== "EEXIST") return Either.left(`cannot create ${show(path)}: ${errno(made)}`)
+        }
+        try {
+          fd = Fs.openSync(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+        } catch (again) {
+          return Either.left(refusal(path, again))
+        }
+      } else return Either.left(refusal(path, error))
+    }
+    try {
+      const stats = Fs.fstatSync(fd)
+      if (uid() !== undefined && stats.uid !== uid()) return Either.left(`${show(path)} belongs to another user (uid ${stats.uid}); Mino does not use it`)
+      if ((stats.mode & 0o777) !== 0o700) Fs.fchmodSync(fd, 0o700)
+    } catch (error) {
+      return Either.left(`cannot check ${show(path)}: ${errno(error)}`)
+    } finally {
+      Fs.closeSync(fd)
+    }
+  }
+  return Either.void
+}
+
+/** Why opening a directory failed: a symlink or another kind of file is named as such. */
+const refusal = (path: string, error: unknown): string => {
+  const code = errno(error)
+  if (code === "ELOOP" || code === "ENOTDIR") {
+    const stats = lstat(path)
+    return `${show(path)} is ${stats === undefined ? "not a directory" : kind(stats)}, not a real directory; Mino does not follow it`
+  }
+  return `cannot open ${show(path)}: ${code}`
+}
+
+const lstat = (path: string): Fs.Stats | undefined => {
+  try {
+    return Fs.lstatSync(path)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Opens `path` as a regular file owned by this user, mode 0600, without
+ * following a symlink or blocking on a FIFO or device: the descriptor, or one
+ * line saying why not. `flags` adds to `O_NOFOLLOW | O_NONBLOCK`.
+ */
+export const openRegular = (path: string, flags: number): Either.Either<number, string> => {
+  // A FIFO or device is refused before it is opened: opening one can block or act.
+  const before = lstat(path)
+  if (before !== undefined && !before.isFile()) return Either.left(`${show(path)} is ${kind(before)}, not a regular file; Mino does not open it`)
+  let fd: number
+  try {
+    fd = Fs.openSync(path, flags | O_NOFOLLOW | O_NONBLOCK, 0o600)
+  } catch (error) {
+    const code = errno(error)
+    return Either.left(code === "ELOOP" ? `${show(path)} is a symbolic link; Mino does not follow it` : `cannot open ${show(path)}: ${code}`)
+  }
+  try {
+    const stats = Fs.fstatSync(fd)
+    if (!stats.isFile()) throw new Refused(`${show(path)} is ${kind(stats)}, not a regular file; Mino does not open it`)
+    if (uid() !== undefined && stats.uid !== uid()) throw new Refused(`${show(path)} belongs to another user (uid ${stats.uid}); Mino does not open it`)
+    if ((stats.mode & 0o777) !== 0o600) Fs.fchmodSync(fd, 0o600)
+    return Either.right(fd)
+  } catch (error) {
+    Fs.closeSync(fd)
+    return Either.left(error instanceof Refused ? error.message : `cannot check ${show(path)}: ${errno(error)}`)
+  }
+}
+
+class Refused extends Error {}
+
+/** fsync of a directory, so a created or renamed entry survives a crash. */
+export const syncDirectory = (dir: string): void => {
+  const fd = Fs.openSync(dir, O_RDONLY | O_DIRECTORY)
+  try {
+    Fs.fsyncSync(fd)
+  } finally {
+    Fs.closeSync(fd)
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Conversations in the directory
+
+/** A conversation file's name: its id (creation time, then random) and `.jsonl`. */
+export const CONVERSATION = /^(\d{8}-\d{6}-[0-9a-f]{8})\.jsonl$/
+
+/** The lock that guards the directory's conversations (a fixed session id has its own). */
+export const lockPath = (dir: string, sessionId?: string): string =>
+  Path.join(dir, sessionId === undefined ? "conversations.lock" : `${sessionId}.lock`)
+
+/** The ids of the conversations in `dir`, oldest first (ids sort by creation time). */
+export const conversationIds = (dir: string): ReadonlyArray<string> =>
+  Fs.readdirSync(dir).flatMap((name) => {
+    const match = CONVERSATION.exec(name)
+    return match?.[1] === undefined ? [] : [match[1]]
+  }).sort()
+
+/** A new conversation id, named by the time it starts: `20260102-030405-1a2b3c4d`. */
+export const newConversationId = (now: Date): string => {
+  const stamp = now.toISOString().slice(0, 19).replace(/-|:/g, "").replace("T", "-")
+  const random = Array.from(crypto.getRandomValues(new Uint8Array(4)), (b) => b.toString(16).padStart(2, "0")).join("")
+  return `${stamp}-${random}`
+}

@@ -1,0 +1,21 @@
+// Opens the session under $HOME with the built library, says whether it opened,
+// then holds it (and its lock) until stdin closes or the process is killed.
+// Used by the lock tests: a real second process, a real SIGKILL.
+import process from "node:process"
+import * as Effect from "effect/Effect"
+import { SessionStore } from "../../dist/lib/index.js"
+
+const program = Effect.gen(function*() {
+  yield* SessionStore
+  process.stdout.write("opened\n")
+  yield* Effect.async((resume) => {
+    process.stdin.on("end", () => resume(Effect.void))
+    process.stdin.resume()
+  })
+}).pipe(
+  Effect.scoped,
+  Effect.provide(SessionStore.layer({ home: process.env.HOME })),
+  Effect.catchAll((error) => Effect.sync(() => process.stdout.write(`${error._tag}: ${error.message}\n`)))
+)
+
+Effect.runPromise(program).then(() => process.exit(0))

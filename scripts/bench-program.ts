@@ -290,11 +290,14 @@ const restoreMino = (options: typeof RestoreOptions.Type) =>
     const started = now()
     return yield* Effect.gen(function*() {
       const store = yield* SessionStore
-      const context = yield* store.context
-      const records = yield* store.records
+      // Restore is the open: the file read, checked and replayed, ready for the first request.
       const ms = now() - started
-      return memoryResult(baseline, ms, { records: records.length, contextItems: context.length, notices: store.notices.length })
-    }).pipe(Effect.provide(SessionStore.layer({ home: options.home, sessionId: "bench" })), Effect.provide(NodeFileSystem.layer))
+      const restored = memoryResult(baseline, ms, { notices: store.notices.length })
+      // Not part of restore: the first request parses the kept history into its input items.
+      const building = now()
+      const context = yield* store.context
+      return { ...restored, contextItems: context.length, contextMs: now() - building }
+    }).pipe(Effect.provide(SessionStore.layer({ home: options.home, sessionId: "bench" })))
   })
 
 const restoreRaw = (options: typeof RestoreOptions.Type) =>

@@ -10,7 +10,8 @@
  * redacted), parsed again only when a request is built: a long session costs
  * about its own size in memory.
  */
-import { callIds } from "../agent/Protocol.js"
+import * as Either from "effect/Either"
+import { functionCalls, validate } from "../agent/Protocol.js"
 import { type SessionRecord, contextItems } from "./Records.js"
 
 type Item = Readonly<Record<string, unknown>>
@@ -67,6 +68,7 @@ class TurnState {
   readonly items: Array<Item> = []
   readonly calls = new Map<string, CallState>()
   requests = 0
+  askedForTools = false
   constructor(readonly turnId: string, readonly firstLine: number) {}
 
   view(): OpenTurn {
@@ -80,7 +82,7 @@ class TurnState {
       callIds: new Set(this.calls.keys()),
       requests: this.requests,
       unfinished,
-      hadCalls: this.calls.size > 0,
+      hadCalls: this.askedForTools,
       firstLine: this.firstLine
     }
   }
@@ -119,17 +121,13 @@ export class Conversation {
         turn.lines.push(text)
         turn.items.push(...record.output)
         turn.requests += 1
-        for (const item of record.output) {
-          const [callId] = callIds([item])
-          if (callId === undefined || turn.calls.has(callId)) continue
-          const name = item["name"]
-          const args = item["arguments"]
-          turn.calls.set(callId, {
-            name: typeof name === "string" ? name : "",
-            arguments: typeof args === "string" ? args : "",
-            started: false,
-            finished: false
-          })
+        if (functionCalls(record.output).length > 0) turn.askedForTools = true
+        // Only the calls of a valid response belong to the turn: the Agent executes
+        // nothing of an invalid one, and replay must agree with it.
+        const batch = validate(record.output, new Set(turn.calls.keys()))
+        if (Either.isLeft(batch)) return
+        for (const call of batch.right) {
+          turn.calls.set(call.call_id, { name: call.name, arguments: call.arguments, started: false, finished: false })
         }
         return
       }

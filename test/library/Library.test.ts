@@ -84,7 +84,8 @@ describe("library entry point", () => {
         { type: "tool_start" as const, turn_id: "t1", call_id: "c1" }
       ]
       const store = yield* Effect.provide(SessionStore, SessionStore.layerMemory({ records: open }))
-      expect(store.notices).toEqual([INTERRUPTED_NOTICE])
+      // The chapter's notice, then the command whose outcome is unknown.
+      expect(store.notices).toEqual([INTERRUPTED_NOTICE, "Outcome unknown: echo \"{}\""])
       const records = yield* store.records
       expect(records.slice(3).map((record) => record.type === "tool_result" ? record.result.status : record.type)).toEqual(["unknown", "turn_end"])
       expect(yield* store.context).toEqual([])

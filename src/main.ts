@@ -3,6 +3,7 @@
  * This is the only file that runs an Effect.
  */
 import { realpathSync } from "node:fs"
+import * as Os from "node:os"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { makeRunMain } from "@effect/platform/Runtime"
 import * as Cause from "effect/Cause"

@@ -218,6 +218,25 @@ describe("Mino owns the terminal's input", () => {
       expect(fs.existsSync(path.join(box.cwd, "one"))).toBe(false)
     }), 30_000)
 
+  it.scopedLive("Ctrl+C at the approval prompt arrives as a key: the turn ends cancelled, nothing runs, exit 130", () =>
+    Effect.gen(function*() {
+      const box = yield* sandbox
+      const server = yield* scriptedServer([
+        ResponsesServer.toolCallResponse([bashCall("c1", "touch one")]),
+        ResponsesServer.textResponse("must not be asked for")
+      ])
+      const { mino } = yield* startReady(box, server.url)
+      yield* mino.write("make a file\r")
+      yield* mino.waitFor("Approve this operation? [y/N] ")
+      yield* mino.write("\x03")
+      yield* exitsWith(mino, { code: 130, signal: null })
+      const records = sessionRecords(box)
+      expect(recordSummary(records)).toEqual(["user_input", "model_response", "tool_result:not_executed", "turn_end:cancelled"])
+      expect(records.at(-1)?.["reason"]).toMatch(/Ctrl\+C/)
+      expect((yield* server.requests).length).toBe(1)
+      expect(fs.existsSync(path.join(box.cwd, "one"))).toBe(false)
+    }), 30_000)
+
   it.scopedLive("a command that changed the terminal's modes cannot leave them: raw mode is re-asserted, and restored at exit", () =>
     Effect.gen(function*() {
       const box = yield* sandbox

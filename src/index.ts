@@ -24,7 +24,10 @@ export * as Records from "./session/Records.js"
 export { INTERRUPTED_NOTICE, INTERRUPTED_TEXT_NOTICE } from "./session/Recovery.js"
 export { DiskError, SessionDisk, type SessionDiskShape } from "./session/SessionDisk.js"
 export * as SessionReader from "./session/SessionReader.js"
+export * as Conversations from "./session/Conversations.js"
 export {
+  type ConversationInfo,
+  ConversationNotFound,
   type MemorySessionOptions,
   RecordRejected,
   SessionBusy,

@@ -16,6 +16,8 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type { Committed, OpenCall, OpenTurn } from "./Conversation.js"
 import { committed, Conversation } from "./Conversation.js"
+import * as Conversations from "./Conversations.js"
+import { ConversationNotFound, SessionHomeError } from "./Conversations.js"
 import * as DurableFile from "./DurableFile.js"
 import { SessionWriteError } from "./DurableFile.js"
 import { encode, type SessionRecord } from "./Records.js"
@@ -27,7 +29,7 @@ import * as SessionReader from "./SessionReader.js"
 import * as Secrets from "../security/Secrets.js"
 import { type Closing, closingRecords, interrupted } from "./TurnClosing.js"
 
-export { SessionWriteError }
+export { ConversationNotFound, SessionHomeError, SessionWriteError }
 
 export class SessionBusy extends Schema.TaggedError<SessionBusy>()("SessionBusy", {
   path: Schema.String,
@@ -39,10 +41,6 @@ export class SessionOpenError extends Schema.TaggedError<SessionOpenError>()("Se
   message: Schema.String
 }) {}
 
-/** `HOME` cannot hold sessions (unset, empty, relative): a configuration error. */
-export class SessionHomeError extends Schema.TaggedError<SessionHomeError>()("SessionHomeError", {
-  message: Schema.String
-}) {}
 
 /** A record that cannot be saved (too deep, too large): the turn fails, the file is unchanged. */
 export class RecordRejected extends Schema.TaggedError<RecordRejected>()("RecordRejected", {
@@ -51,9 +49,23 @@ export class RecordRejected extends Schema.TaggedError<RecordRejected>()("Record
 
 type Item = Readonly<Record<string, unknown>>
 
+/** What the banner says about the conversation a start opened. */
+export interface ConversationInfo {
+  readonly id: string
+  readonly path: string
+  /** When it started: its first record's time, else the time its id names (ISO 8601). */
+  readonly startedAt: string
+  /** How many turns it holds, each ended (recovery has closed any left open). */
+  readonly turns: number
+  /** Whether it continues an existing conversation (false: it starts empty). */
+  readonly continued: boolean
+}
+
 export interface SessionStoreShape {
   readonly sessionId: string
   readonly path: string
+  /** The conversation opened: id, path, start time, number of turns, continued or new. */
+  readonly info: ConversationInfo
   /** What opening the session had to tell the user (recovery, set-aside lines), one line each, in order. */
   readonly notices: ReadonlyArray<string>
   /** The model's context from completed turns only, in file order. */
@@ -75,8 +87,14 @@ export interface SessionStoreShape {
 export interface SessionOptions {
   /** The user's home directory (`$HOME`); sessions live in `<home>/.mino/sessions`. */
   readonly home: string | undefined
-  /** A fixed session name (the demo uses `demo`); otherwise the newest conversation, or a new one. */
+  /** A fixed session name (the demo uses `demo`); it takes precedence over `conversation`. */
   readonly sessionId?: string
+  /**
+   * Which conversation to open: `"newest"` (the default; a new one when there is
+   * none), `"new"` (a new file beside the older ones, which stay), or `{ id }`
+   * (that one; `ConversationNotFound` when there is no such file).
+   */
+  readonly conversation?: Conversations.Which
   /** Strings that must never reach the file (the API key); replaced by `[redacted]`. */
   readonly secrets?: ReadonlyArray<string>
 }
@@ -115,7 +133,7 @@ const open = (options: SessionOptions) =>
       })
     )
     const now = new Date(yield* Clock.currentTimeMillis)
-    const sessionId = options.sessionId ?? SessionDirectory.conversationIds(dir).at(-1) ?? SessionDirectory.newConversationId(now)
+    const sessionId = options.sessionId ?? (yield* choose(dir, options.conversation ?? "newest", now))
     const path = Path.join(dir, `${sessionId}.jsonl`)
     const openFile = () =>
       Either.mapLeft(SessionDirectory.openRegular(path, O_RDWR | O_APPEND | O_CREAT), refuse(path))
@@ -124,6 +142,8 @@ const open = (options: SessionOptions) =>
 
     // Replay, line by line, straight into the conversation.
     const conversation = new Conversation()
+    // The first record's time ("" when it has none); undefined while no record was read.
+    let firstTime: string | undefined
     const rejected: Array<Recovery.Rejected> = []
     const readable = { count: 0, end: 0 }
     let size = 0
@@ -138,7 +158,10 @@ const open = (options: SessionOptions) =>
           }
           readable.count += 1
           readable.end = line.end
-          if (line._tag === "Record") conversation.apply(committed(line.record, line.text))
+          if (line._tag === "Record") {
+            firstTime ??= line.record.time ?? ""
+            conversation.apply(committed(line.record, line.text))
+          }
           else conversation.skip()
         }
       },
@@ -168,7 +191,14 @@ const open = (options: SessionOptions) =>
     const store = assemble(conversation, durable.append, readRecords, options.secrets ?? [])
     // A turn a crash left open is closed on disk before anything else happens.
     notices.push(...yield* store.recover(rejected).pipe(Effect.mapError((e) => new SessionOpenError({ path: e.path, message: e.message }))))
-    return SessionStore.of({ sessionId, path, notices, ...store.shape })
+    const info: ConversationInfo = {
+      id: sessionId,
+      path,
+      startedAt: firstTime || Conversations.startedAtOf(sessionId) || now.toISOString(),
+      turns: conversation.endedTurns,
+      continued: firstTime !== undefined
+    }
+    return SessionStore.of({ sessionId, path, info, notices, ...store.shape })
   })
 
 /**
@@ -253,5 +283,29 @@ const openMemory = (options: MemorySessionOptions) =>
       yield* store.shape.append(record).pipe(Effect.orDie)
     }
     const notices = yield* store.recover([]).pipe(Effect.orDie)
-    return SessionStore.of({ sessionId: "memory", path: ":memory:", notices, ...store.shape })
+    const info: ConversationInfo = {
+      id: "memory",
+      path: ":memory:",
+      startedAt: kept[0]?.time ?? new Date(yield* Clock.currentTimeMillis).toISOString(),
+      turns: conversation.endedTurns,
+      continued: (options.records ?? []).length > 0
+    }
+    return SessionStore.of({ sessionId: "memory", path: ":memory:", info, notices, ...store.shape })
   })
+
+/** The id of the conversation to open in `dir` (the lock is held: nothing else creates one meanwhile). */
+const choose = (dir: string, which: Conversations.Which, now: Date): Effect.Effect<string, ConversationNotFound> => {
+  const ids = SessionDirectory.conversationIds(dir)
+  if (which === "newest") return Effect.succeed(ids.at(-1) ?? SessionDirectory.newConversationId(now))
+  if (which === "new") {
+    // Ids sort by start time to the second; within one second, draw until the new
+    // one sorts last, so that "newest" finds it (bounded, should the clock go back).
+    const newest = ids.at(-1) ?? ""
+    let id = SessionDirectory.newConversationId(now)
+    for (let tries = 0; (id <= newest && tries < 1000) || ids.includes(id); tries++) id = SessionDirectory.newConversationId(now)
+    return Effect.succeed(id)
+  }
+  return Conversations.isId(which.id) && ids.includes(which.id)
+    ? Effect.succeed(which.id)
+    : Effect.fail(new ConversationNotFound({ id: which.id, message: `no conversation ${JSON.stringify(which.id)} in ${SessionDirectory.show(dir)}` }))
+}

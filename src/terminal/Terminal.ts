@@ -141,10 +141,9 @@ const make = (options: TerminalOptions) =>
       outputOpen = false
       Deferred.unsafeDone(closed, Exit.void)
     }
-    yield* Effect.acquireRelease(
-      Effect.sync(() => output.on("error", onOutputError)),
-      () => Effect.sync(() => output.off("error", onOutputError))
-    )
+    // Kept for the life of the stream: an EPIPE reported after the chat ended must
+    // not surface as an unhandled 'error' event with a stack trace.
+    yield* Effect.sync(() => output.on("error", onOutputError))
     const raw = (text: string) => {
       if (outputOpen && text.length > 0) output.write(text)
     }

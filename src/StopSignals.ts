@@ -11,6 +11,7 @@
  *
  * Handling SIGQUIT also means it never dumps a core (which would hold the key).
  */
+import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
@@ -69,8 +70,7 @@ export class StopSignals extends Context.Tag("mino/StopSignals")<StopSignals, St
       }
       const handlers = SIGNALS.map((signal) => {
         const handler = () => {
-          // The terminal is gone: writing to it can only fail, and must not crash the closing of the turn.
-          if (signal === "SIGHUP") for (const stream of [process.stdout, process.stderr]) stream.on("error", () => {})
+          if (signal === "SIGHUP") hungUp()
           request(fromSignal(signal))
         }
         process.on(signal, handler)
@@ -84,6 +84,25 @@ export class StopSignals extends Context.Tag("mino/StopSignals")<StopSignals, St
       return { ...stops, request }
     })
   )
+}
+
+/**
+ * The terminal is gone. Writing to it can only fail, and must not crash the
+ * closing of the turn. And at exit Node restores the terminal's modes on the
+ * standard descriptors and aborts (SIGABRT, a core file) when that fails with
+ * EIO, as it does after a hangup; it skips descriptors that are closed.
+ */
+const hungUp = (): void => {
+  for (const stream of [process.stdin, process.stdout, process.stderr]) stream.on("error", () => {})
+  process.once("exit", () => {
+    for (const fd of [0, 1, 2]) {
+      try {
+        Fs.closeSync(fd)
+      } catch {
+        // Already closed.
+      }
+    }
+  })
 }
 
 function make(requested: Deferred.Deferred<StopRequest>): StopSignalsShape {

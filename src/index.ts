@@ -15,7 +15,7 @@
  *
  * A loopback model server for tests is in `mino/testing`.
  */
-export { Agent, AgentBusy, type AgentConfig, type AgentShape, type TurnOutcome } from "./agent/Agent.js"
+export { Agent, AgentBusy, type AgentConfig, type AgentShape, type TurnOptions, type TurnOutcome } from "./agent/Agent.js"
 export type { AgentEvent } from "./agent/AgentEvent.js"
 export * as Instructions from "./agent/Instructions.js"
 export { Approver, type ApproverShape, type Decision } from "./approval/Approver.js"
@@ -38,9 +38,10 @@ export {
   type SessionStoreShape,
   SessionWriteError
 } from "./session/SessionStore.js"
-export { type AnyTool, type DisplayField, erase, type PreparedCall, type Rejection, rejection, type Tool, type ToolDefinition, type ToolDisplay } from "./tools/Tool.js"
+export { type AnyTool, type Cancellation, type DisplayField, erase, type PreparedCall, type Rejection, rejection, type Tool, type ToolDefinition, type ToolDisplay } from "./tools/Tool.js"
 export { DuplicateToolName, ToolRegistry, type ToolRegistryOptions, type ToolRegistryShape } from "./tools/ToolRegistry.js"
 export * as ToolResult from "./tools/ToolResult.js"
 export { type BashOperation, BashRunner } from "./tools/bash/BashRunner.js"
 export * as BashTool from "./tools/bash/BashTool.js"
+export { fromSignal, type StopRequest, StopSignals, type StopSignalsShape } from "./StopSignals.js"
 export { VERSION } from "./version.js"

@@ -8,8 +8,10 @@
  * Every save point is an `append` that fsyncs before the loop takes its next
  * step; a failed save is a `SessionWriteError` that ends the turn and stops the
  * chat. Model failures and protocol violations end the turn `failed`, executing
- * nothing; Ctrl+C (fiber interruption) kills a running command and ends it
- * `cancelled`.
+ * nothing. The turn's `cancel` option (Ctrl+C, a signal, closed output) stops
+ * what it waits for, has a running command stopped with its output kept, and
+ * ends it `cancelled` with the cause; interrupting the fiber also ends it
+ * `cancelled`, without the output.
  *
  * The turn's state is the session's: each request is built from the store's view
  * of the open turn (its items, call ids, unfinished calls), which advances only

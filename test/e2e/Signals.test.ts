@@ -73,6 +73,34 @@ describe("a signal to mino while a command runs", () => {
       }), 60_000)
   }
 
+  it.scopedLive("closing the terminal (a real hangup) kills the group, closes the turn cancelled by SIGHUP and exits 129", () =>
+    Effect.gen(function*() {
+      const box = yield* sandbox
+      const server = yield* scriptedServer([ResponsesServer.toolCallResponse([bashCall("call_hup_1", COMMAND)])])
+      const mino = yield* Pty.spawn({
+        argv: ["/bin/bash", "-c", `ulimit -c unlimited 2>/dev/null; exec "$0" "$1"`, process.execPath, BIN],
+        env: environment(box, server.url),
+        cwd: box.cwd,
+        hangupable: true
+      })
+      yield* mino.waitFor("You> ")
+      yield* mino.write("Wait for a while.\n")
+      yield* mino.waitFor("Approve this operation? [y/N] ")
+      yield* mino.write("y\n")
+      const group = yield* pidFrom(path.join(box.cwd, "bash.pid"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => killGroup(group)))
+      yield* eventually("both sleeps to start", 10_000, Effect.sync(() => groupMembers(group).length >= 3 || undefined))
+
+      yield* mino.hangup
+      // Not SIGABRT: Node must not die restoring the modes of a terminal that is gone.
+      yield* exitsWith(mino, { code: 129, signal: null }, 10_000)
+      yield* eventually(`process group ${group} to be gone`, 2_000, Effect.sync(() => groupMembers(group).length === 0 || undefined))
+      const records = sessionRecords(box)
+      expect(recordSummary(records)).toEqual(["user_input", "model_response", "tool_start", "tool_result:unknown", "turn_end:cancelled"])
+      expect(records[4]?.["reason"]).toBe("Cancelled by SIGHUP")
+      expect(fs.readdirSync(box.cwd).filter((name) => name.startsWith("core"))).toEqual([])
+    }), 60_000)
+
   it.scopedLive("SIGTERM at the prompt exits 143 and leaves the conversation as it was", () =>
     Effect.gen(function*() {
       const box = yield* sandbox

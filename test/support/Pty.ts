@@ -39,6 +39,8 @@ export interface SpawnOptions {
   /** The program's complete environment: nothing is inherited. */
   readonly env: Readonly<Record<string, string>>
   readonly cwd: string
+  /** `hangup` closes the terminal (the program gets SIGHUP, then EIO on it). */
+  readonly hangupable?: boolean
 }
 
 export interface Pty {
@@ -58,6 +60,8 @@ export interface Pty {
    */
   readonly waitFor: (pattern: string | RegExp, timeoutMs?: number) => Effect.Effect<string, PtyTimeout>
   readonly kill: (signal: NodeJS.Signals) => Effect.Effect<void>
+  /** Closes the terminal, as closing its window does; only when spawned `hangupable`. */
+  readonly hangup: Effect.Effect<void>
   /** The terminal's modes right now, as the program left them. */
   readonly termios: Effect.Effect<Termios, PtyTimeout>
   /** Completes when the program has ended and all of its output has been read. */
@@ -83,7 +87,7 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Pty, never, Scope.Sc
 
     const driver = yield* Effect.acquireRelease(
       Effect.sync(() => {
-        const spec = JSON.stringify({ argv: options.argv, env: options.env, cwd: options.cwd })
+        const spec = JSON.stringify({ argv: options.argv, env: options.env, cwd: options.cwd, hangup: options.hangupable === true })
         // python3 runs with the test's own environment; only the program gets `options.env`.
         const child = spawnProcess("python3", [DRIVER, spec], { stdio: ["pipe", "pipe", "pipe"] })
         const decoder = new StringDecoder("utf8")
@@ -160,6 +164,7 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Pty, never, Scope.Sc
       write: (text) => Effect.sync(() => void driver.stdin.write(text)),
       waitFor,
       kill: (name) => Effect.sync(() => signal(pid, name)),
+      hangup: Effect.sync(() => void driver.stdin.end()),
       termios: Effect.gen(function*() {
         const before = termiosReports.length
         if (driver.pid !== undefined) signal(driver.pid, "SIGUSR1")

@@ -74,6 +74,11 @@ def main() -> None:
                 os.write(master, data)
             else:
                 inputs.remove(stdin)
+                # With "hangup": end of our input closes the terminal itself, as closing a
+                # terminal window does (the kernel then sends SIGHUP to the program).
+                if spec.get("hangup") and master in inputs:
+                    inputs.remove(master)
+                    os.close(master)
         if status is None:
             done, raw = os.waitpid(pid, os.WNOHANG)
             if done == pid:

@@ -17,6 +17,7 @@ import { Agent } from "./agent/Agent.js"
 import * as Instructions from "./agent/Instructions.js"
 import { Approver } from "./approval/Approver.js"
 import * as Arguments from "./cli/Arguments.js"
+import * as Banner from "./cli/Banner.js"
 import * as Gateway from "./cli/Gateway.js"
 import * as Help from "./cli/Help.js"
 import * as Log from "./cli/Log.js"
@@ -66,21 +67,25 @@ const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>) =>
     const terminal = Terminal.layer(secrets, (key) => stops.request(fromSignal(key === "quit" ? "SIGQUIT" : "SIGINT")))
     const agent = Agent.layer({ model: modelName, instructions }).pipe(
       Layer.provide(ModelClient.layer(endpoint)),
-      Layer.provide(SessionStore.layer({ home, secrets, ...(flags.demo ? { sessionId: "demo" } : {}) })),
+      Layer.provideMerge(SessionStore.layer({ home, secrets, ...(flags.demo ? { sessionId: "demo" } : { conversation: flags.conversation }) })),
       Layer.provide(Layer.effect(ToolRegistry, bash).pipe(Layer.provide(BashRunner.layer))),
       Layer.provide(Approver.layer),
       Layer.provideMerge(terminal)
     )
 
-    // The model name and the directory come from outside: escaped, they cannot draw on the screen.
-    const banner = [
-      `Mino ${VERSION} · model ${flags.demo ? "mino-demo (a scripted demo model on loopback, not a real AI)" : Escape.forValue(modelName)}`,
-      `Commands run in ${Escape.forValue(cwd)} after you approve them. Ctrl+D or /exit exits; Ctrl+C cancels and exits.`
-    ].join("\n")
-    const summary = yield* Gateway.run({
-      banner,
-      stops,
-      ...(flags.question === undefined ? {} : { firstQuestion: flags.question })
+    const summary = yield* Effect.gen(function*() {
+      const store = yield* SessionStore
+      // The model name and the directory come from outside: escaped, they cannot draw on the screen.
+      const banner = [
+        `Mino ${VERSION} · model ${flags.demo ? "mino-demo (a scripted demo model on loopback, not a real AI)" : Escape.forValue(modelName)}`,
+        Banner.conversationLine(store.info, { demo: flags.demo, fresh: flags.conversation === "new" }),
+        `Commands run in ${Escape.forValue(cwd)} after you approve them. Ctrl+D or /exit exits; Ctrl+C cancels and exits.`
+      ].join("\n")
+      return yield* Gateway.run({
+        banner,
+        stops,
+        ...(flags.question === undefined ? {} : { firstQuestion: flags.question })
+      })
     }).pipe(Effect.provide(agent))
     // Stopped by Ctrl+C or a signal: the turn is closed on disk; exit 130 or 128+N.
     const stop = yield* stops.poll
@@ -90,6 +95,7 @@ const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>) =>
   }).pipe(
     Effect.scoped,
     Effect.catchTags({
+      ConversationNotFound: (e) => new Stop({ code: 2, message: `mino: ${Escape.forLine(e.message)}.` }),
       SessionBusy: (e) => new Stop({ code: 1, message: `mino: ${e.message}` }),
       SessionOpenError: (e) => new Stop({ code: 1, message: `mino: ${e.message}` }),
       SessionHomeError: (e) => new Stop({ code: 2, message: `mino: ${e.message}` }),

@@ -12,6 +12,8 @@ import { parseArgs } from "node:util"
 import * as Data from "effect/Data"
 import * as Either from "effect/Either"
 import { DEFAULT_MODEL } from "../defaults.js"
+import type * as Conversations from "../session/Conversations.js"
+import * as Escape from "../terminal/Escape.js"
 
 export type CommandName = "chat" | "log"
 
@@ -42,6 +44,18 @@ export const OPTIONS: ReadonlyArray<OptionSpec> = [
     commands: ["chat", "log"],
     description: "use a scripted demo model on loopback: no key, no network (with log: its conversation)"
   },
+  {
+    name: "new",
+    commands: ["chat"],
+    description: "start a new conversation; the current one's file stays, to continue later"
+  },
+  {
+    name: "continue",
+    value: "ID",
+    example: "20261203-074000-0123abcd",
+    commands: ["chat"],
+    description: "continue conversation ID instead of the newest (ids: `ls ~/.mino/sessions`)"
+  },
   { name: "json", commands: ["log"], description: "print the raw records, one JSON object a line" },
   { name: "unknown", commands: ["log"], description: "list only the tool calls whose outcome is unknown (what a crash may have run)" },
   { name: "help", short: "h", commands: ["chat", "log"], description: "show this help and exit" },
@@ -56,6 +70,8 @@ export type Invocation =
     /** From `-m/--model`; the caller falls back to `MINO_MODEL`, then the default. */
     readonly model: string | undefined
     readonly demo: boolean
+    /** Which conversation: the newest (the default), a new one, or one by id. */
+    readonly conversation: Conversations.Which
     /** The words after the options, joined by spaces: the first question. */
     readonly question: string | undefined
   }
@@ -127,14 +143,27 @@ export const parse = (args: ReadonlyArray<string>): Either.Either<Invocation, Us
       unknownOnly: given.has("unknown")
     })
   }
+  const continued = given.get("continue")?.value
+  if (given.has("new") && continued !== undefined) return fail("--new and --continue cannot be combined: choose one conversation.")
+  if (given.has("demo") && (given.has("new") || continued !== undefined)) {
+    return fail(`${(given.get("new") ?? given.get("continue"))?.flag ?? "--new"} does not apply with --demo: the demo keeps one conversation of its own.`)
+  }
+  if (continued !== undefined && !CONVERSATION_ID.test(continued)) {
+    return fail(`--continue takes a conversation id such as 20261203-074000-0123abcd (the file name in ~/.mino/sessions without .jsonl), not ${Escape.jsonString(continued)}.`)
+  }
+  const conversation: Conversations.Which = given.has("new") ? "new" : continued !== undefined ? { id: continued } : "newest"
   const question = positionals.map((word) => word.text).join(" ")
   return Either.right({
     _tag: "Chat",
     model: given.get("model")?.value,
     demo: given.has("demo"),
+    conversation,
     question: question.trim().length > 0 ? question : undefined
   })
 }
+
+/** A conversation's id: the time it started, then random hex (its file is `<id>.jsonl`). */
+export const CONVERSATION_ID = /^\d{8}-\d{6}-[0-9a-f]{8}$/
 
 const fail = (message: string) => Either.left(new UsageError({ message: `mino: ${message}` }))
 

@@ -47,7 +47,7 @@ ${
 Files:
 ${
     column([
-      ["~/.mino/sessions/ID.jsonl", "the conversation, one record a line; a restart continues it"],
+      ["~/.mino/sessions/ID.jsonl", "conversations, one record a line; a restart continues the newest"],
       ["~/.mino/sessions/demo.jsonl", "the --demo conversation, kept apart"],
       ["./AGENTS.md", "project instructions, added when present where you start mino"]
     ])
@@ -68,7 +68,7 @@ Examples:
 ${
     column([
       ["mino \"why is the build failing?\"", "ask a first question, then keep chatting"],
-      ["mino -m gpt-5.1-mini", "chat with another model"],
+      ["mino --new -m gpt-5.1-mini", "a new conversation, with another model"],
       ["mino --demo", "try it without a key: a scripted model on loopback"],
       ["mino log --unknown", "after a crash: which commands may have run"]
     ])

@@ -23,7 +23,7 @@ const refused = (...args: Array<string>) => {
 
 describe("the command line", () => {
   it("no arguments: a chat with the model from the environment", () => {
-    expect(parsed()).toEqual({ _tag: "Chat", model: undefined, demo: false, question: undefined })
+    expect(parsed()).toEqual({ _tag: "Chat", model: undefined, demo: false, conversation: "newest", question: undefined })
   })
 
   it("-m, --model NAME and --model=NAME choose the model", () => {
@@ -77,6 +77,16 @@ describe("the command line", () => {
     expect(refused("--json")).toBe("mino: --json applies only to `mino log`.")
     expect(refused("log", "--json", "--unknown")).toBe("mino: --json and --unknown cannot be combined.")
     expect(refused("log", "a", "b")).toContain("at most one conversation id")
+  })
+
+  it("--new starts a conversation, --continue ID picks one; not both, not with --demo", () => {
+    expect(parsed("--new")).toMatchObject({ _tag: "Chat", conversation: "new" })
+    expect(parsed("--new", "why?")).toMatchObject({ conversation: "new", question: "why?" })
+    expect(parsed("--continue", "20261203-074000-0123abcd")).toMatchObject({ conversation: { id: "20261203-074000-0123abcd" } })
+    expect(refused("--continue")).toContain("--continue needs a value (ID)")
+    expect(refused("--continue", "../../etc/passwd")).toContain("--continue takes a conversation id such as")
+    expect(refused("--new", "--continue", "20261203-074000-0123abcd")).toBe("mino: --new and --continue cannot be combined: choose one conversation.")
+    expect(refused("--demo", "--new")).toContain("--new does not apply with --demo")
   })
 
   it("the help describes every option in the table", () => {

@@ -3,7 +3,6 @@
  * This is the only file that runs an Effect.
  */
 import { realpathSync } from "node:fs"
-import * as Os from "node:os"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { makeRunMain } from "@effect/platform/Runtime"
 import * as Cause from "effect/Cause"
@@ -145,7 +144,10 @@ if (Either.isLeft(invocation)) {
   // `mino log | head`: a reader that stops early ends the log quietly.
   process.stdout.on("error", () => process.exit(0))
   const { demo, id, json, unknownOnly } = invocation.right
-  const output = Log.show({ home: process.env["HOME"] ?? Os.homedir(), id, demo, json, unknownOnly })
+  // HOME as for a chat: unset, empty or relative is a configuration error, never guessed.
+  const output = Effect.runSync(Log.show({ home: process.env["HOME"], id, demo, json, unknownOnly }).pipe(
+    Effect.catchAll((e) => Effect.succeed({ stdout: "", stderr: `mino: ${Escape.forLine(e.message)}.\n`, code: 2 }))
+  ))
   process.stdout.write(output.stdout)
   process.stderr.write(output.stderr)
   process.exitCode = output.code

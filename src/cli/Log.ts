@@ -8,11 +8,10 @@
  *
  * It reads the file without the lock, so it works while a chat runs.
  */
-import * as Fs from "node:fs"
 import * as Path from "node:path"
-import * as Schema from "effect/Schema"
-import * as Json from "../Json.js"
-import { SessionRecord, type TurnEnd, type UserInput } from "../session/Records.js"
+import * as Effect from "effect/Effect"
+import * as Conversations from "../session/Conversations.js"
+import type { SessionRecord, TurnEnd, UserInput } from "../session/Records.js"
 import * as Escape from "../terminal/Escape.js"
 import type { ToolResult } from "../tools/ToolResult.js"
 
@@ -176,15 +175,13 @@ export const renderUnknown = (records: ReadonlyArray<SessionRecord>): string => 
   return lines.length === 0 ? "No tool call has an unknown outcome.\n" : lines.join("\n") + "\n"
 }
 
-/** A record as one line of JSON that is also safe on a terminal (format characters escaped). */
-export const json = (record: unknown): string => Escape.jsonText(JSON.stringify(record))
-
 // ---------------------------------------------------------------------------
-// Reading: the file as it is now, without the lock (a running chat holds it and
-// keeps appending); a line it cannot read, such as one being written, is skipped.
+// Reading: the file as it is now, through the session reader and without the
+// lock (a running chat holds it and keeps appending); a line it cannot read,
+// such as one being written, is counted and not shown.
 
 export interface LogRequest {
-  readonly home: string
+  readonly home: string | undefined
   readonly id: string | undefined
   readonly demo: boolean
   readonly json: boolean
@@ -197,47 +194,42 @@ export interface LogOutput {
   readonly code: number
 }
 
-const CONVERSATION = /^(\d{8}-\d{6}-[0-9a-f]{8})\.jsonl$/
+const errno = (error: unknown): string =>
+  typeof error === "object" && error !== null && "code" in error ? String(error.code) : "an error"
 
-const isSessionRecord = Schema.is(SessionRecord)
-
-export const show = (request: LogRequest): LogOutput => {
-  const dir = Path.join(request.home, ".mino", "sessions")
-  const names = Fs.existsSync(dir) ? Fs.readdirSync(dir) : []
-  const id = request.id ?? (request.demo ? "demo" : names.flatMap((name) => CONVERSATION.exec(name)?.[1] ?? []).sort().at(-1))
-  if (id === undefined) return { stdout: `No conversation yet in ${Escape.forValue(dir)}.\n`, stderr: "", code: 0 }
-  if (!/^[\w.-]+$/.test(id) || !names.includes(`${id}.jsonl`)) {
-    return { stdout: "", stderr: `mino: no conversation ${Escape.jsonString(id)} in ${Escape.forValue(dir)}.\n`, code: 2 }
-  }
-  const path = Path.join(dir, `${id}.jsonl`)
-  let text: string
-  try {
-    text = Fs.readFileSync(path, "utf8")
-  } catch (error) {
-    const code = typeof error === "object" && error !== null && "code" in error ? String(error.code) : "an error"
-    return { stdout: "", stderr: `mino: cannot read ${Escape.forValue(path)}: ${code}.\n`, code: 1 }
-  }
-  const records: Array<SessionRecord> = []
-  // For --json: every object with a `type`, record types Mino does not know included.
-  const raw: Array<unknown> = []
-  let unreadable = 0
-  const lines = text.split("\n")
-  // The last piece has no newline yet: a record still being written, or cut short.
-  if ((lines.at(-1) ?? "") !== "") unreadable++
-  for (const line of lines.slice(0, -1)) {
-    if (line.length === 0) continue
-    const parsed = Json.parse(line)
-    if (typeof parsed !== "object" || parsed === null || !("type" in parsed) || typeof parsed.type !== "string") unreadable++
-    else {
-      raw.push(parsed)
-      if (isSessionRecord(parsed)) records.push(parsed)
+export const show = (request: LogRequest): Effect.Effect<LogOutput, Conversations.SessionHomeError | Conversations.ConversationNotFound> =>
+  Effect.gen(function*() {
+    const dir = yield* Conversations.directory(request.home)
+    // The demo keeps its one conversation under a fixed name.
+    const conversation = request.demo && request.id === undefined
+      ? { id: "demo", path: Path.join(dir, "demo.jsonl") }
+      : yield* Conversations.locate(request.home, request.id === undefined ? "newest" : { id: request.id })
+    const noneYet: LogOutput = { stdout: `No conversation yet in ${Escape.forValue(dir)}.\n`, stderr: "", code: 0 }
+    if (conversation === undefined) return noneYet
+    const { id, path } = conversation
+    const records: Array<SessionRecord> = []
+    // For --json: every object with a `type`, record types Mino does not know included.
+    const raw: Array<string> = []
+    let unreadable = 0
+    try {
+      for (const line of Conversations.read(path)) {
+        if (line._tag === "Unreadable") unreadable++
+        else {
+          raw.push(line.text)
+          if (line._tag === "Record") records.push(line.record)
+        }
+      }
+    } catch (error) {
+      // Only the demo's fixed name can be absent here: it has not been run yet.
+      if (errno(error) === "ENOENT") return noneYet
+      return { stdout: "", stderr: `mino: cannot read ${Escape.forValue(path)}: ${errno(error)}.\n`, code: 1 }
     }
-  }
-  const note = unreadable === 0 ? "" : `mino: ${unreadable} line(s) of ${Escape.forValue(path)} could not be read and are not shown.\n`
-  const stdout = request.json
-    ? raw.map((record) => json(record) + "\n").join("")
-    : request.unknownOnly
-    ? renderUnknown(records)
-    : `Conversation ${Escape.forLine(id)} (${Escape.forValue(path)})\n\n${records.length === 0 ? "No turns yet.\n" : render(records)}`
-  return { stdout, stderr: note, code: 0 }
-}
+    const note = unreadable === 0 ? "" : `mino: ${unreadable} line(s) of ${Escape.forValue(path)} could not be read and are not shown.\n`
+    const stdout = request.json
+      ? // Each line as written: JSON, with format characters escaped so it is safe on a terminal.
+      raw.map((text) => Escape.jsonText(text) + "\n").join("")
+      : request.unknownOnly
+      ? renderUnknown(records)
+      : `Conversation ${Escape.forLine(id)} (${Escape.forValue(path)})\n\n${records.length === 0 ? "No turns yet.\n" : render(records)}`
+    return { stdout, stderr: note, code: 0 }
+  })

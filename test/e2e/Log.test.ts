@@ -4,6 +4,7 @@
  * approval and result; everything escaped; `--json` the raw records;
  * `--unknown` only what a crash may have run; and it reads while a chat runs.
  */
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
@@ -152,6 +153,25 @@ describe("mino log", () => {
       const byId = yield* runPlain(["log", ID], environment(box, NO_SERVER), box.cwd)
       expect(byId.code).toBe(0)
       expect(byId.stdout).toContain("Turn 2 ·")
+    }))
+
+  it.scopedLive("a conversation file that is a FIFO or a symlink is refused in one line, never read or waited on", () =>
+    Effect.gen(function*() {
+      const box = yield* sandbox
+      const file = writeSession(box, SESSION)
+      const elsewhere = path.join(box.cwd, "elsewhere.jsonl")
+      fs.renameSync(file, elsewhere)
+      fs.symlinkSync(elsewhere, file)
+      const linked = yield* runPlain(["log"], environment(box, NO_SERVER), box.cwd)
+      expect(linked.code).toBe(1)
+      expect(linked.stdout).toBe("")
+      expect(linked.stderr).toMatch(/^mino: cannot read .*: ELOOP\.\n$/)
+      fs.unlinkSync(file)
+      execFileSync("mkfifo", [file])
+      // A reader that opened the FIFO would wait for a writer until runPlain's 15 s timeout.
+      const fifo = yield* runPlain(["log"], environment(box, NO_SERVER), box.cwd)
+      expect(fifo.code).toBe(1)
+      expect(fifo.stderr).toMatch(/^mino: cannot read .*: EINVAL\.\n$/)
     }))
 
   it.scopedLive("reads without the lock: it works while a chat runs, showing that chat's turns", () =>

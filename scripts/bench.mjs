@@ -25,7 +25,7 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url))
 const SCRATCH = realpathSync(mkdtempSync(join(tmpdir(), "mino-bench-")))
 process.on("exit", () => rmSync(SCRATCH, { recursive: true, force: true }))
 
-const GOALS = { start: 2.5, step: 1.5, restore: 1.3, restoreMemory: 2, overflow: 2 }
+const GOALS = { start: 2, step: 1.5, restore: 1.3, restoreMemory: 2, overflow: 2 }
 
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b)

@@ -53,7 +53,7 @@ const program = Effect.gen(function*() {
   const result = yield* askOnce("shout hello", { apiKey: "sk-smoke-test-0123456789", baseURL: server.url, home })
   const requests = yield* server.requests
   const sessions = Path.join(home, ".mino", "sessions")
-  const lines = Fs.readdirSync(sessions).flatMap((name) => Fs.readFileSync(Path.join(sessions, name), "utf8").trim().split("\\n"))
+  const lines = Fs.readdirSync(sessions).filter((name) => name.endsWith(".jsonl")).flatMap((name) => Fs.readFileSync(Path.join(sessions, name), "utf8").trim().split("\\n"))
   Fs.rmSync(home, { recursive: true, force: true })
   return { ...result, requests: requests.length, records: lines.map((line) => JSON.parse(line).type) }
 }).pipe(Effect.scoped)

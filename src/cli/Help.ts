@@ -40,7 +40,7 @@ ${
       ["OPENAI_API_KEY", "your API key (required, except with --demo); never given to commands"],
       ["OPENAI_BASE_URL", "a Responses-compatible endpoint (default: https://api.openai.com/v1)"],
       ["MINO_MODEL", "the model when --model is not given"],
-      ["NO_COLOR", "when set to anything, no colour or spinner"]
+      ["NO_COLOR", "when set to anything, no colour (the spinner still turns)"]
     ])
   }
 

@@ -12,7 +12,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Escape from "../terminal/Escape.js"
-import { Terminal } from "../terminal/Terminal.js"
+import * as LineEditor from "../terminal/LineEditor.js"
+import { type Screen, Terminal } from "../terminal/Terminal.js"
 import type { ToolDisplay } from "../tools/Tool.js"
 
 export type Decision =
@@ -28,8 +29,16 @@ export const PROMPT = "Approve this operation? [y/N] "
 
 export const isApproval = (answer: string): boolean => /^(y|yes)$/i.test(answer.trim())
 
-/** A displayed command longer than this may not fit on the screen: its beginning is repeated beside the prompt. */
+/**
+ * A displayed command longer than this may not fit on a screen: its beginning is
+ * repeated beside the prompt. On a terminal, a screen taller than the terminal
+ * gets the reminder too, however short the command.
+ */
 export const LONG_COMMAND = 1000
+
+/** Rows `text` takes on a terminal `columns` wide (each line wraps; an empty line takes one). */
+const rowsOf = (text: string, columns: number): number =>
+  text.split("\n").reduce((rows, line) => rows + Math.max(1, Math.ceil(LineEditor.width(line) / columns)), 0)
 
 /** In a JSON string literal, a run of this many spaces is shown as `\u0020` escapes (same value, visible). */
 const BLANK_RUN = / {8,}/g
@@ -63,11 +72,17 @@ export const render = (display: ToolDisplay, style: (text: string) => string = (
 
 /**
  * For a command too long to be sure its start is still on the screen, the line
- * beside the prompt: its size and its first line again.
+ * beside the prompt: its size and its first line again. `screen` is the
+ * terminal's size, when there is one: the approval screen and the prompt must
+ * fit in its rows, or the command's beginning may have scrolled away.
  */
-export const reminder = (display: ToolDisplay): string | undefined => {
+export const reminder = (display: ToolDisplay, screen: Option.Option<Screen> = Option.none()): string | undefined => {
   const first = display.fields[0]
-  if (first === undefined || typeof first.value !== "string" || first.value.length <= LONG_COMMAND) return undefined
+  if (first === undefined || typeof first.value !== "string") return undefined
+  // The screen's rows with the prompt's (the text ends with a newline: the prompt's row),
+  // and one to spare for the line that may say what typed-ahead input was ignored.
+  const scrolls = Option.exists(screen, ({ columns, rows }) => rowsOf(render(display), columns) + 1 > rows)
+  if (first.value.length <= LONG_COMMAND && !scrolls) return undefined
   const text = literalText(first.value)
   const lines = text.split("\n")
   const head = lines[0] ?? ""
@@ -85,7 +100,7 @@ export class Approver extends Context.Tag("mino/Approver")<Approver, ApproverSha
         decide: (display) =>
           Effect.gen(function*() {
             yield* terminal.write(render(display, (text) => terminal.style("bold", text)))
-            const repeat = reminder(display)
+            const repeat = reminder(display, yield* terminal.screen)
             if (repeat !== undefined) yield* terminal.write(terminal.style("bold", repeat))
             if (!terminal.interactive) {
               yield* terminal.write(`${PROMPT}\nDenied: standard input is not a terminal, so no command can be approved.\n`)

@@ -56,6 +56,13 @@ export interface TerminalShape {
   readonly style: (style: Style, text: string) => string
   /** Completes when standard output has been closed by its reader (`mino | head`). */
   readonly outputClosed: Effect.Effect<void>
+  /** The screen's size now, when standard output is a terminal. */
+  readonly screen: Effect.Effect<Option.Option<Screen>>
+}
+
+export interface Screen {
+  readonly columns: number
+  readonly rows: number
 }
 
 export type Style = "bold" | "dim" | "cyan" | "yellow" | "red" | "green"
@@ -207,7 +214,12 @@ const make = (options: TerminalOptions) =>
       write,
       spinner,
       style,
-      outputClosed: Deferred.await(closed)
+      outputClosed: Deferred.await(closed),
+      screen: Effect.sync(() =>
+        output instanceof tty.WriteStream && output.columns > 0 && output.rows > 0
+          ? Option.some({ columns: output.columns, rows: output.rows })
+          : Option.none()
+      )
     })
   })
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { Approver, isApproval, PROMPT } from "../../src/approval/Approver.js"
+import { Approver, isApproval, LONG_COMMAND, PROMPT, reminder } from "../../src/approval/Approver.js"
 import { Terminal } from "../../src/terminal/Terminal.js"
 import type { ToolDisplay } from "../../src/tools/Tool.js"
 import * as Screen from "../support/Screen.js"
@@ -32,6 +32,19 @@ const decideThenRead = (typed: ReadonlyArray<string>, count: number, options: { 
   })
 
 describe("Approver", () => {
+
+  it("a screen taller than the terminal repeats the command's beginning beside the prompt, however short the command", () => {
+    const command = `echo first; ${"echo filler; ".repeat(30)}`
+    expect(command.length).toBeLessThan(LONG_COMMAND)
+    const long: ToolDisplay = { ...display, fields: [{ label: "Command", value: JSON.stringify(command) }, display.fields[1]!] }
+    // 40 columns, 12 rows: the command alone wraps to 11 rows, so [Tool: bash] and its start scroll away.
+    const small = reminder(long, Option.some({ columns: 40, rows: 12 }))
+    expect(small).toBe(`Command above: ${command.length} bytes, 1 line(s); it begins "${command.slice(0, 120)}" …\n`)
+    // The same screen fits a 200 × 50 terminal, and with no terminal only the length counts.
+    expect(reminder(long, Option.some({ columns: 200, rows: 50 }))).toBeUndefined()
+    expect(reminder(long)).toBeUndefined()
+    expect(reminder(display, Option.some({ columns: 40, rows: 12 }))).toBeUndefined()
+  })
   it("only y or yes approves, in any case, ignoring surrounding spaces", () => {
     for (const yes of ["y", "Y", "yes", "YES", "  Yes ", "\ty\t"]) expect(isApproval(yes)).toBe(true)
     for (const no of ["", "n", "no", "yep", "ye", "y es", "yes!", "sure", "1", "true", "oui", "yess", "y\u0000"]) {

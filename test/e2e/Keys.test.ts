@@ -62,23 +62,34 @@ const childRunning = (parent: number, needle: string): number => {
 
 const ESCAPE_BYTES = /[\u0000-\u0008\u000b-\u001f\u007f]/
 
+/**
+ * The built mino asked to make a file; while the model still thinks, `keys` are
+ * typed; then the model asks to run `touch approved-marker`, which no answer
+ * typed ahead may approve.
+ */
+const typedAhead = (keys: string) =>
+  Effect.gen(function*() {
+    const box = yield* sandbox
+    const gate = yield* Deferred.make<void>()
+    const server = yield* scriptedServer([
+      [{ wait: Deferred.await(gate) }, ...ResponsesServer.toolCallResponse([bashCall("c1", "touch approved-marker")])],
+      ResponsesServer.textResponse("Not run.")
+    ])
+    const { mino } = yield* startReady(box, server.url)
+    yield* mino.write("make a file\n")
+    yield* requestsReceived(server, 1)
+    yield* mino.write(keys)
+    // Give mino time to read the keys from the terminal, as it would long before a real reply.
+    yield* Effect.sleep("500 millis")
+    yield* Deferred.succeed(gate, undefined)
+    return { box, mino }
+  })
+
 describe("Mino owns the terminal's input", () => {
   it.scopedLive("a partial `y` typed while the model thinks, then Enter at the prompt, approves nothing", () =>
     Effect.gen(function*() {
-      const box = yield* sandbox
-      const gate = yield* Deferred.make<void>()
-      const server = yield* scriptedServer([
-        [{ wait: Deferred.await(gate) }, ...ResponsesServer.toolCallResponse([bashCall("c1", "touch approved-marker")])],
-        ResponsesServer.textResponse("Not run.")
-      ])
-      const { mino } = yield* startReady(box, server.url)
-      yield* mino.write("make a file\n")
-      yield* requestsReceived(server, 1)
       // The user types `y` (no Enter) before the approval screen exists.
-      yield* mino.write("y")
-      // Give mino time to read the key from the terminal, as it would long before a real reply.
-      yield* Effect.sleep("500 millis")
-      yield* Deferred.succeed(gate, undefined)
+      const { box, mino } = yield* typedAhead("y")
       const approval = yield* mino.waitFor("Approve this operation? [y/N] ")
       expect(approval).toContain("(ignored a partial line typed before this question)\n")
       yield* mino.write("\r")
@@ -99,18 +110,7 @@ describe("Mino owns the terminal's input", () => {
 
   it.scopedLive("complete lines typed ahead are discarded too, and the screen says so", () =>
     Effect.gen(function*() {
-      const box = yield* sandbox
-      const gate = yield* Deferred.make<void>()
-      const server = yield* scriptedServer([
-        [{ wait: Deferred.await(gate) }, ...ResponsesServer.toolCallResponse([bashCall("c1", "touch approved-marker")])],
-        ResponsesServer.textResponse("Not run.")
-      ])
-      const { mino } = yield* startReady(box, server.url)
-      yield* mino.write("make a file\n")
-      yield* requestsReceived(server, 1)
-      yield* mino.write("yes\ry")
-      yield* Effect.sleep("500 millis")
-      yield* Deferred.succeed(gate, undefined)
+      const { box, mino } = yield* typedAhead("yes\ry")
       const approval = yield* mino.waitFor("Approve this operation? [y/N] ")
       expect(approval).toContain("(ignored 1 line(s) and a partial line typed before this question)\n")
       yield* mino.write("no\r")

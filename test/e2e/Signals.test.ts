@@ -35,25 +35,36 @@ const cases = [
   { signal: "SIGQUIT", code: 131 }
 ] as const
 
+/**
+ * The built mino, with core files allowed as a user may have them (a SIGQUIT it
+ * did not handle would leave one), running COMMAND after approval: both sleeps
+ * started. The group is killed when the test ends, whatever happened.
+ */
+const commandRunning = (callId: string, options: { readonly hangupable?: boolean } = {}) =>
+  Effect.gen(function*() {
+    const box = yield* sandbox
+    const server = yield* scriptedServer([ResponsesServer.toolCallResponse([bashCall(callId, COMMAND)])])
+    const mino = yield* Pty.spawn({
+      argv: ["/bin/bash", "-c", `ulimit -c unlimited 2>/dev/null; exec "$0" "$1"`, process.execPath, BIN],
+      env: environment(box, server.url),
+      cwd: box.cwd,
+      ...options
+    })
+    yield* mino.waitFor("You> ")
+    yield* mino.write("Wait for a while.\n")
+    yield* mino.waitFor("Approve this operation? [y/N] ")
+    yield* mino.write("y\n")
+    const group = yield* pidFrom(path.join(box.cwd, "bash.pid"))
+    yield* Effect.addFinalizer(() => Effect.sync(() => killGroup(group)))
+    yield* eventually("both sleeps to start", 10_000, Effect.sync(() => groupMembers(group).length >= 3 || undefined))
+    return { box, server, mino, group }
+  })
+
 describe("a signal to mino while a command runs", () => {
   for (const { code, signal } of cases) {
     it.scopedLive(`${signal}: the group is killed, the output kept, the turn cancelled naming ${signal}, exit ${code}`, () =>
       Effect.gen(function*() {
-        const box = yield* sandbox
-        const server = yield* scriptedServer([ResponsesServer.toolCallResponse([bashCall("call_sig_1", COMMAND)])])
-        // Core files allowed, as a user may have them: a SIGQUIT mino did not handle would leave one here.
-        const mino = yield* Pty.spawn({
-          argv: ["/bin/bash", "-c", `ulimit -c unlimited 2>/dev/null; exec "$0" "$1"`, process.execPath, BIN],
-          env: environment(box, server.url),
-          cwd: box.cwd
-        })
-        yield* mino.waitFor("You> ")
-        yield* mino.write("Wait for a while.\n")
-        yield* mino.waitFor("Approve this operation? [y/N] ")
-        yield* mino.write("y\n")
-        const group = yield* pidFrom(path.join(box.cwd, "bash.pid"))
-        yield* Effect.addFinalizer(() => Effect.sync(() => killGroup(group)))
-        yield* eventually("both sleeps to start", 10_000, Effect.sync(() => groupMembers(group).length >= 3 || undefined))
+        const { box, group, mino, server } = yield* commandRunning("call_sig_1")
 
         yield* mino.kill(signal)
         yield* exitsWith(mino, { code, signal: null }, 10_000)
@@ -75,21 +86,7 @@ describe("a signal to mino while a command runs", () => {
 
   it.scopedLive("closing the terminal (a real hangup) kills the group, closes the turn cancelled by SIGHUP and exits 129", () =>
     Effect.gen(function*() {
-      const box = yield* sandbox
-      const server = yield* scriptedServer([ResponsesServer.toolCallResponse([bashCall("call_hup_1", COMMAND)])])
-      const mino = yield* Pty.spawn({
-        argv: ["/bin/bash", "-c", `ulimit -c unlimited 2>/dev/null; exec "$0" "$1"`, process.execPath, BIN],
-        env: environment(box, server.url),
-        cwd: box.cwd,
-        hangupable: true
-      })
-      yield* mino.waitFor("You> ")
-      yield* mino.write("Wait for a while.\n")
-      yield* mino.waitFor("Approve this operation? [y/N] ")
-      yield* mino.write("y\n")
-      const group = yield* pidFrom(path.join(box.cwd, "bash.pid"))
-      yield* Effect.addFinalizer(() => Effect.sync(() => killGroup(group)))
-      yield* eventually("both sleeps to start", 10_000, Effect.sync(() => groupMembers(group).length >= 3 || undefined))
+      const { box, group, mino } = yield* commandRunning("call_hup_1", { hangupable: true })
 
       yield* mino.hangup
       // Not SIGABRT: Node must not die restoring the modes of a terminal that is gone.

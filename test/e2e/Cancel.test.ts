@@ -3,17 +3,15 @@
  * process group is killed, and the turn is saved as cancelled, the result keeping
  * the output captured so far.
  */
-import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as ResponsesServer from "../../src/model/ResponsesServer.js"
 import {
+  approvedGroup,
   bashCall,
   eventually,
   exitsWith,
   groupMembers,
-  killGroup,
-  pidFrom,
   recordSummary,
   sandbox,
   scriptedServer,
@@ -29,13 +27,7 @@ describe("Ctrl+C during a running command", () => {
         ResponsesServer.toolCallResponse([bashCall("call_sleep_1", "echo started; echo $$ > bash.pid; sleep 30 & sleep 30")])
       ])
       const { mino } = yield* startReady(box, server.url)
-      yield* mino.write("Wait for a while.\n")
-      yield* mino.waitFor("Approve this operation? [y/N] ")
-      yield* mino.write("y\n")
-      // bash leads its own process group, so `$$` names the group.
-      const group = yield* pidFrom(path.join(box.cwd, "bash.pid"))
-      yield* Effect.addFinalizer(() => Effect.sync(() => killGroup(group)))
-      yield* eventually("both sleeps to start", 10_000, Effect.sync(() => groupMembers(group).length >= 3 || undefined))
+      const group = yield* approvedGroup(box, mino, "Wait for a while.", 3)
 
       const pressed = Date.now()
       yield* mino.write("\x03")

@@ -9,13 +9,12 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as ResponsesServer from "../../src/model/ResponsesServer.js"
 import {
+  approvedGroup,
   bashCall,
   eventually,
   exitsWith,
   groupMembers,
   type Json,
-  killGroup,
-  pidFrom,
   recordSummary,
   requestsReceived,
   type Sandbox,
@@ -26,16 +25,10 @@ import {
 } from "../support/MinoProcess.js"
 import type * as Pty from "../support/Pty.js"
 
-/** Asks for `command`, approves it, and waits until its group has `members` live processes. */
+/** Asks for the command, approves it, and waits until its group has `members` live processes. */
 const runApproved = (box: Sandbox, mino: Pty.Pty, members: number) =>
   Effect.gen(function*() {
-    yield* mino.write("Run it.\n")
-    yield* mino.waitFor("Approve this operation? [y/N] ")
-    yield* mino.write("y\n")
-    // bash leads its own process group, so `$$` names the group.
-    const group = yield* pidFrom(path.join(box.cwd, "bash.pid"))
-    yield* Effect.addFinalizer(() => Effect.sync(() => killGroup(group)))
-    yield* eventually(`${members} processes in group ${group}`, 10_000, Effect.sync(() => groupMembers(group).length >= members || undefined))
+    const group = yield* approvedGroup(box, mino, "Run it.", members)
     // Mino arms the lifeline in the same tick as the spawn, but the command can get this far while
     // Mino's thread waits for a core on a loaded machine: give it a moment (the README's known gap).
     yield* Effect.sleep("1 second")

@@ -6,11 +6,11 @@
  * and mino exits 128+N. SIGQUIT leaves no core file.
  */
 import * as fs from "node:fs"
-import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as ResponsesServer from "../../src/model/ResponsesServer.js"
 import {
+  approvedGroup,
   BIN,
   bashCall,
   environment,
@@ -18,8 +18,6 @@ import {
   exitsWith,
   groupMembers,
   type Json,
-  killGroup,
-  pidFrom,
   recordSummary,
   sandbox,
   scriptedServer,
@@ -51,12 +49,7 @@ const commandRunning = (callId: string, options: { readonly hangupable?: boolean
       ...options
     })
     yield* mino.waitFor("You> ")
-    yield* mino.write("Wait for a while.\n")
-    yield* mino.waitFor("Approve this operation? [y/N] ")
-    yield* mino.write("y\n")
-    const group = yield* pidFrom(path.join(box.cwd, "bash.pid"))
-    yield* Effect.addFinalizer(() => Effect.sync(() => killGroup(group)))
-    yield* eventually("both sleeps to start", 10_000, Effect.sync(() => groupMembers(group).length >= 3 || undefined))
+    const group = yield* approvedGroup(box, mino, "Wait for a while.", 3)
     return { box, server, mino, group }
   })
 

@@ -210,6 +210,23 @@ export const killGroup = (pgid: number): void => {
   }
 }
 
+/**
+ * Asks `question`, approves the call it brings, and waits until the command's
+ * process group has `members` live processes. The command must write `$$` to
+ * `bash.pid` (bash leads its own group, so that names the group); the group is
+ * killed when the test's scope closes, whatever happened.
+ */
+export const approvedGroup = (box: Sandbox, mino: Pty.Pty, question: string, members: number) =>
+  Effect.gen(function*() {
+    yield* mino.write(`${question}\n`)
+    yield* mino.waitFor("Approve this operation? [y/N] ")
+    yield* mino.write("y\n")
+    const group = yield* pidFrom(path.join(box.cwd, "bash.pid"))
+    yield* Effect.addFinalizer(() => Effect.sync(() => killGroup(group)))
+    yield* eventually(`${members} processes in group ${group}`, 10_000, Effect.sync(() => groupMembers(group).length >= members || undefined))
+    return group
+  })
+
 /** Reads a pid a command wrote (`echo $$ > file`), once the file is complete. */
 export const pidFrom = (file: string, timeoutMs = Pty.DEFAULT_TIMEOUT_MS) =>
   eventually(`a pid in ${file}`, timeoutMs, Effect.sync(() => {

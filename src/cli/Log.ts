@@ -11,6 +11,7 @@
 import * as Path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Conversations from "../session/Conversations.js"
+import * as Recovery from "../session/Recovery.js"
 import type { SessionRecord, TurnEnd, UserInput } from "../session/Records.js"
 import * as Escape from "../terminal/Escape.js"
 import type { ToolResult } from "../tools/ToolResult.js"
@@ -95,15 +96,7 @@ const when = (time: string | undefined): string => {
 const what = (call: Call): string => {
   const name = Escape.forLine(call.name)
   if (call.arguments === undefined) return name
-  try {
-    const parsed: unknown = JSON.parse(call.arguments)
-    if (call.name === "bash" && typeof parsed === "object" && parsed !== null && "command" in parsed && typeof parsed.command === "string") {
-      return `${name} ${Escape.jsonString(parsed.command)}`
-    }
-  } catch {
-    // Not JSON: shown as the text it is.
-  }
-  return `${name} ${Escape.jsonString(call.arguments)}`
+  return `${name} ${Escape.jsonString(Recovery.bashCommand(call.name, call.arguments) ?? call.arguments)}`
 }
 
 /** Whether the user was asked, and what they said, as far as the records tell. */

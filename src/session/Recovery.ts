@@ -145,10 +145,17 @@ export const notices = (closed: ReadonlyArray<OpenTurn>, unknown: ReadonlyArray<
   return [header, ...unknown.map((call) => `Outcome unknown: ${describeCall(call)}`)]
 }
 
+/** The command of a bash call, when its arguments hold one. */
+export const bashCommand = (name: string, args: string): string | undefined => {
+  if (name !== "bash") return undefined
+  const parsed = Json.parse(args)
+  const command = typeof parsed === "object" && parsed !== null && "command" in parsed ? parsed.command : undefined
+  return typeof command === "string" ? command : undefined
+}
+
 /** A call as one escaped line: a bash command as its JSON string, another tool by name and arguments. */
 const describeCall = (call: OpenCall): string => {
-  const parsed = Json.parse(call.arguments)
-  const command = typeof parsed === "object" && parsed !== null && "command" in parsed ? parsed.command : undefined
-  if (call.name === "bash" && typeof command === "string") return Escape.jsonString(command)
+  const command = bashCommand(call.name, call.arguments)
+  if (command !== undefined) return Escape.jsonString(command)
   return `${Escape.forValue(call.name.length > 0 ? call.name : "a tool")} ${Escape.jsonString(call.arguments)}`
 }

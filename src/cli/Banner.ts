@@ -4,6 +4,7 @@
  */
 import type { ConversationInfo } from "../session/SessionStore.js"
 import * as Escape from "../terminal/Escape.js"
+import * as Time from "./Time.js"
 
 export interface BannerOptions {
   /** The demo keeps one conversation of its own: `--new` does not apply to it. */
@@ -12,10 +13,7 @@ export interface BannerOptions {
   readonly fresh: boolean
 }
 
-const when = (time: string): string => {
-  const millis = Date.parse(time)
-  return Number.isNaN(millis) ? "at an unknown time" : `${new Date(millis).toISOString().slice(0, 16).replace("T", " ")} UTC`
-}
+const when = (time: string): string => Time.utc(time, "minute") ?? "at an unknown time"
 
 export const conversationLine = (info: ConversationInfo, options: BannerOptions): string => {
   const file = Escape.forValue(info.path)

@@ -15,6 +15,7 @@ import * as Recovery from "../session/Recovery.js"
 import type { SessionRecord, TurnEnd, UserInput } from "../session/Records.js"
 import * as Escape from "../terminal/Escape.js"
 import type { ToolResult } from "../tools/ToolResult.js"
+import * as Time from "./Time.js"
 
 type Item = Readonly<Record<string, unknown>>
 
@@ -87,10 +88,7 @@ const messageText = (item: Item): string => {
 }
 
 /** `2026-12-03 07:40:12 UTC`, or `time unknown` for a record without a readable time. */
-const when = (time: string | undefined): string => {
-  const millis = time === undefined ? Number.NaN : Date.parse(time)
-  return Number.isNaN(millis) ? "time unknown" : `${new Date(millis).toISOString().slice(0, 19).replace("T", " ")} UTC`
-}
+const when = (time: string | undefined): string => Time.utc(time, "second") ?? "time unknown"
 
 /** What the call asked for: a bash command as the JSON string the approval screen showed. */
 const what = (call: Call): string => {

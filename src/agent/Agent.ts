@@ -37,7 +37,7 @@ import { ToolRegistry } from "../tools/ToolRegistry.js"
 import * as ToolResult from "../tools/ToolResult.js"
 import type { AgentEvent } from "./AgentEvent.js"
 import { batchRefusal } from "./Limits.js"
-import { type FunctionCall, validate } from "./Protocol.js"
+import { type FunctionCall, type ResponseItem, validate } from "../model/ResponseItem.js"
 
 export class AgentBusy extends Data.TaggedError("AgentBusy")<{ readonly message: string }> {}
 
@@ -85,8 +85,6 @@ export interface AgentConfig {
 export class Agent extends Context.Tag("mino/Agent")<Agent, AgentShape>() {
   static readonly layer = (config: AgentConfig) => Layer.effect(Agent, make(config))
 }
-
-type Item = Readonly<Record<string, unknown>>
 
 /** How a turn ends early: the status and one line for the user and the record. */
 class TurnStop extends Data.TaggedError("TurnStop")<{ readonly status: TurnStatus; readonly reason: string }> {}
@@ -218,7 +216,7 @@ const make = (config: AgentConfig) =>
         )
       }).pipe(Effect.scoped)
 
-    const request = (input: ReadonlyArray<Item>, emit: (event: AgentEvent) => Effect.Effect<void>) =>
+    const request = (input: ReadonlyArray<ResponseItem>, emit: (event: AgentEvent) => Effect.Effect<void>) =>
       Effect.gen(function*() {
         yield* emit({ _tag: "ModelWaiting" })
         const events = model.respond({

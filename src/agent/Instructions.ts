@@ -9,7 +9,7 @@
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as Effect from "effect/Effect"
-import * as Escape from "../terminal/Escape.js"
+import * as Escape from "../security/Escape.js"
 
 export const BUILT_IN = `You are Mino, a coding assistant working in the user's terminal.
 You have one tool, bash, which runs a single command with /bin/bash in the directory where Mino was started.

@@ -13,7 +13,7 @@ import * as Data from "effect/Data"
 import * as Either from "effect/Either"
 import { DEFAULT_MODEL } from "../defaults.js"
 import type * as Conversations from "../session/Conversations.js"
-import * as Escape from "../terminal/Escape.js"
+import * as Escape from "../security/Escape.js"
 
 export type CommandName = "chat" | "log"
 

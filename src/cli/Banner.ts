@@ -3,7 +3,7 @@
  * (when it started, how many turns, where its file is) or starts a new one.
  */
 import type { ConversationInfo } from "../session/SessionStore.js"
-import * as Escape from "../terminal/Escape.js"
+import * as Escape from "../security/Escape.js"
 import * as Time from "./Time.js"
 
 export interface BannerOptions {

@@ -13,11 +13,10 @@ import * as Effect from "effect/Effect"
 import * as Conversations from "../session/Conversations.js"
 import * as Recovery from "../session/Recovery.js"
 import type { SessionRecord, TurnEnd, UserInput } from "../session/Records.js"
-import * as Escape from "../terminal/Escape.js"
+import * as Escape from "../security/Escape.js"
 import type { ToolResult } from "../tools/ToolResult.js"
 import * as Time from "./Time.js"
-
-type Item = Readonly<Record<string, unknown>>
+import { messageText } from "../model/ResponseItem.js"
 
 interface Call {
   readonly callId: string
@@ -78,13 +77,6 @@ const turns = (records: ReadonlyArray<SessionRecord>): ReadonlyArray<Turn> => {
     }
   }
   return [...byId.values()]
-}
-
-const messageText = (item: Item): string => {
-  if (item["type"] !== "message" || !Array.isArray(item["content"])) return ""
-  return item["content"].map((part: unknown) =>
-    typeof part === "object" && part !== null && "text" in part && typeof part.text === "string" ? part.text : ""
-  ).join("")
 }
 
 /** `2026-12-03 07:40:12 UTC`, or `time unknown` for a record without a readable time. */

@@ -8,17 +8,16 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as Json from "../Json.js"
 import * as ResponsesServer from "../model/ResponsesServer.js"
+import type { ResponseItem } from "../model/ResponseItem.js"
 
-type Item = Readonly<Record<string, unknown>>
+const isItem = (value: unknown): value is ResponseItem => typeof value === "object" && value !== null
 
-const isItem = (value: unknown): value is Item => typeof value === "object" && value !== null
-
-const inputItems = (body: unknown): ReadonlyArray<Item> => {
+const inputItems = (body: unknown): ReadonlyArray<ResponseItem> => {
   const input = isItem(body) ? body["input"] : undefined
   return Array.isArray(input) ? input.filter(isItem) : []
 }
 
-const userText = (item: Item): string | undefined => {
+const userText = (item: ResponseItem): string | undefined => {
   if (item["role"] !== "user") return undefined
   const content = item["content"]
   if (typeof content === "string") return content

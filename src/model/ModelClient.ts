@@ -19,7 +19,6 @@ import type * as OpenAISdk from "openai"
 import type { ResponseInput } from "openai/resources/responses/responses"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
-import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -30,11 +29,14 @@ import * as Secrets from "../security/Secrets.js"
 import type { ToolDefinition } from "../tools/Tool.js"
 import { VERSION } from "../version.js"
 import * as HttpTransport from "./HttpTransport.js"
-import * as OutputItems from "./OutputItems.js"
+import * as ResponseItem from "./ResponseItem.js"
 import * as Retry from "./Retry.js"
 import * as StreamEvents from "./StreamEvents.js"
 
+import { ModelError, type ModelEvent } from "./ModelEvent.js"
+
 export { CONTEXT_WINDOW_MESSAGE } from "./StreamEvents.js"
+export { type CompletedResponse, ModelError, type ModelEvent } from "./ModelEvent.js"
 
 export interface ModelRequest {
   readonly model: string
@@ -43,26 +45,6 @@ export interface ModelRequest {
   readonly input: ReadonlyArray<unknown>
   readonly tools: ReadonlyArray<ToolDefinition>
 }
-
-/** The output items of one `response.completed`, exactly as received. */
-export interface CompletedResponse {
-  readonly id: string
-  readonly output: ReadonlyArray<Record<string, unknown>>
-}
-
-export type ModelEvent =
-  /** `item` tells one output item's text from the next; `refusal`: the model declined. */
-  | { readonly _tag: "TextDelta"; readonly text: string; readonly item?: string; readonly refusal?: boolean }
-  /** A request failed before its stream started and will be sent again; `message` is one line. */
-  | { readonly _tag: "Retrying"; readonly message: string }
-  | { readonly _tag: "Completed"; readonly response: CompletedResponse }
-
-export class ModelError extends Data.TaggedError("ModelError")<{
-  readonly reason: "http" | "connection" | "dropped" | "incomplete" | "failed" | "timeout" | "protocol" | "context_window"
-  /** One line for the user; never contains the API key. */
-  readonly message: string
-  readonly status?: number
-}> {}
 
 export interface ModelClientConfig {
   readonly apiKey: string
@@ -236,7 +218,7 @@ const make = (config: ModelClientConfig) =>
       model: request.model,
       instructions: request.instructions,
       // Items are passed through untouched, but for those the API cannot take back.
-      input: request.input.filter(OutputItems.replayable) as ResponseInput,
+      input: request.input.filter(ResponseItem.replayable) as ResponseInput,
       tools: [...request.tools],
       store: false as const,
       include: ["reasoning.encrypted_content" as const],

@@ -14,6 +14,7 @@ import * as FiberSet from "effect/FiberSet"
 import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as Json from "../Json.js"
+import type { ResponseItem } from "./ResponseItem.js"
 
 /** One Responses streaming event; it is sent with `event: <type>` and a `sequence_number`. */
 export interface ServerEvent {
@@ -212,9 +213,7 @@ const nextId = (prefix: string) => `${prefix}_${(++counter).toString().padStart(
 /** Splits text into word-sized deltas, as a real stream does. */
 const deltas = (text: string): ReadonlyArray<string> => text.match(/\s*\S+\s*/g) ?? [text]
 
-type Item = Readonly<Record<string, unknown>>
-
-const messageItem = (text: string, options: MessageOptions): Item => ({
+const messageItem = (text: string, options: MessageOptions): ResponseItem => ({
   id: options.id ?? nextId("msg"),
   type: "message",
   status: "completed",
@@ -224,7 +223,7 @@ const messageItem = (text: string, options: MessageOptions): Item => ({
   ...options.extra
 })
 
-const messageEvents = (item: Item, text: string, output_index: number): ReadonlyArray<ServerEvent> => {
+const messageEvents = (item: ResponseItem, text: string, output_index: number): ReadonlyArray<ServerEvent> => {
   const item_id = item["id"]
   const where = { item_id, output_index, content_index: 0 }
   const part = { type: "output_text", text, annotations: [] }
@@ -238,7 +237,7 @@ const messageEvents = (item: Item, text: string, output_index: number): Readonly
   ]
 }
 
-const functionCallItem = (call: ToolCall): Item => ({
+const functionCallItem = (call: ToolCall): ResponseItem => ({
   id: nextId("fc"),
   type: "function_call",
   status: "completed",
@@ -247,7 +246,7 @@ const functionCallItem = (call: ToolCall): Item => ({
   name: call.name
 })
 
-const functionCallEvents = (item: Item, call: ToolCall, output_index: number): ReadonlyArray<ServerEvent> => {
+const functionCallEvents = (item: ResponseItem, call: ToolCall, output_index: number): ReadonlyArray<ServerEvent> => {
   const where = { item_id: item["id"], output_index }
   return [
     { type: "response.output_item.added", output_index, item: { ...item, status: "in_progress", arguments: "" } },
@@ -257,7 +256,7 @@ const functionCallEvents = (item: Item, call: ToolCall, output_index: number): R
   ]
 }
 
-const wrap = (options: ResponseOptions, output: ReadonlyArray<Item>, events: ReadonlyArray<ServerEvent>): Array<Step> => {
+const wrap = (options: ResponseOptions, output: ReadonlyArray<ResponseItem>, events: ReadonlyArray<ServerEvent>): Array<Step> => {
   const base = {
     id: options.id ?? nextId("resp"),
     object: "response",
@@ -290,7 +289,7 @@ export const textResponse = (text: string, options: ResponseOptions & MessageOpt
 
 /** A complete response with function calls, optionally after a reasoning item and a message. */
 export const toolCallResponse = (calls: ReadonlyArray<ToolCall>, options: ToolCallOptions = {}): Array<Step> => {
-  const output: Array<Item> = []
+  const output: Array<ResponseItem> = []
   const events: Array<ServerEvent> = []
   if (options.reasoning !== undefined) {
     const item = {

@@ -9,8 +9,8 @@
  */
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import type { ModelError, ModelEvent } from "./ModelClient.js"
-import * as OutputItems from "./OutputItems.js"
+import type { ModelError, ModelEvent } from "./ModelEvent.js"
+import * as ResponseItem from "./ResponseItem.js"
 
 /** The line a context-window failure ends with; #12's `--new` starts that conversation. */
 export const CONTEXT_WINDOW_MESSAGE =
@@ -92,14 +92,14 @@ export const reader = (): (event: unknown) => Interpretation => {
   const shown = new Set<string>()
 
   /** Text of message items that streamed no deltas: what a person would otherwise never see. */
-  const unshownText = (item: Readonly<Record<string, unknown>>, index: number | null | undefined): ModelEvent | undefined => {
+  const unshownText = (item: ResponseItem.ResponseItem, index: number | null | undefined): ModelEvent | undefined => {
     if (item["type"] !== "message") return undefined
     const id = item["id"]
     const key = itemKey(typeof id === "string" ? id : undefined, index)
     if (shown.has(key)) return undefined
     shown.add(key)
-    const text = OutputItems.messageText(item)
-    const refusal = OutputItems.isRefusal(item) ? { refusal: true } : {}
+    const text = ResponseItem.messageText(item)
+    const refusal = ResponseItem.isRefusal(item) ? { refusal: true } : {}
     return text.length > 0 ? { _tag: "TextDelta", text, item: key, ...refusal } : undefined
   }
 

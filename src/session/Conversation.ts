@@ -11,10 +11,8 @@
  * about its own size in memory.
  */
 import * as Either from "effect/Either"
-import { functionCalls, validate } from "../agent/Protocol.js"
+import { functionCalls, type ResponseItem, validate } from "../model/ResponseItem.js"
 import { type SessionRecord, contextItems } from "./Records.js"
-
-type Item = Readonly<Record<string, unknown>>
 
 declare const CommittedBrand: unique symbol
 
@@ -42,7 +40,7 @@ export interface OpenCall {
 export interface OpenTurn {
   readonly turnId: string
   /** This turn's input items for the next request: the question, responses, results. */
-  readonly items: ReadonlyArray<Item>
+  readonly items: ReadonlyArray<ResponseItem>
   /** Every call id the turn's responses used. */
   readonly callIds: ReadonlySet<string>
   /** The model responses saved so far (each one a request made). */
@@ -65,7 +63,7 @@ interface CallState {
 class TurnState {
   readonly lines: Array<string> = []
   /** The items of `lines`, parsed from the same text: the turn is small, and each request needs them. */
-  readonly items: Array<Item> = []
+  readonly items: Array<ResponseItem> = []
   readonly calls = new Map<string, CallState>()
   requests = 0
   askedForTools = false
@@ -88,7 +86,7 @@ class TurnState {
   }
 }
 
-const itemsOf = (text: string): ReadonlyArray<Item> => contextItems(JSON.parse(text) as SessionRecord)
+const itemsOf = (text: string): ReadonlyArray<ResponseItem> => contextItems(JSON.parse(text) as SessionRecord)
 
 export class Conversation {
   /** The lines of completed turns that give the model context, in file order. */
@@ -169,7 +167,7 @@ export class Conversation {
   }
 
   /** The model's context from completed turns, in file order. */
-  history(): ReadonlyArray<Item> {
+  history(): ReadonlyArray<ResponseItem> {
     return this.completed.flatMap(itemsOf)
   }
 
@@ -179,7 +177,7 @@ export class Conversation {
   }
 
   /** The input of the next request of open turn `turnId`: completed turns, then the turn so far. */
-  requestInput(turnId: string): ReadonlyArray<Item> {
+  requestInput(turnId: string): ReadonlyArray<ResponseItem> {
     return [...this.history(), ...(this.open.get(turnId)?.items ?? [])]
   }
 }

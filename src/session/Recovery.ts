@@ -14,7 +14,7 @@
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as Json from "../Json.js"
-import * as Escape from "../terminal/Escape.js"
+import * as Escape from "../security/Escape.js"
 import type { OpenCall, OpenTurn } from "./Conversation.js"
 import { show, syncDirectory } from "./SessionDirectory.js"
 import type { Line } from "./SessionReader.js"

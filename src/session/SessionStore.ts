@@ -28,6 +28,7 @@ import * as SessionLock from "./SessionLock.js"
 import * as SessionReader from "./SessionReader.js"
 import * as Secrets from "../security/Secrets.js"
 import { type Closing, closingRecords, interrupted } from "./TurnClosing.js"
+import type { ResponseItem } from "../model/ResponseItem.js"
 
 export { ConversationNotFound, SessionHomeError, SessionWriteError }
 
@@ -46,8 +47,6 @@ export class SessionOpenError extends Schema.TaggedError<SessionOpenError>()("Se
 export class RecordRejected extends Schema.TaggedError<RecordRejected>()("RecordRejected", {
   message: Schema.String
 }) {}
-
-type Item = Readonly<Record<string, unknown>>
 
 /** What the banner says about the conversation a start opened. */
 export interface ConversationInfo {
@@ -69,7 +68,7 @@ export interface SessionStoreShape {
   /** What opening the session had to tell the user (recovery, set-aside lines), one line each, in order. */
   readonly notices: ReadonlyArray<string>
   /** The model's context from completed turns only, in file order. */
-  readonly context: Effect.Effect<ReadonlyArray<Item>>
+  readonly context: Effect.Effect<ReadonlyArray<ResponseItem>>
   /** Every record in the session, oldest first: read back from the file when asked, not kept in memory. */
   readonly records: Effect.Effect<ReadonlyArray<SessionRecord>>
   /** Every question (`user_input` text) in the session, oldest first; read like `records`. */
@@ -77,7 +76,7 @@ export interface SessionStoreShape {
   /** The open turn `turnId` as saved so far: its items, call ids, unfinished calls. */
   readonly openTurn: (turnId: string) => Effect.Effect<OpenTurn | undefined>
   /** The next request's input for open turn `turnId`: completed turns, then the turn so far. */
-  readonly requestInput: (turnId: string) => Effect.Effect<ReadonlyArray<Item>>
+  readonly requestInput: (turnId: string) => Effect.Effect<ReadonlyArray<ResponseItem>>
   /** Encodes, writes and fsyncs one record; only then does the conversation advance. */
   readonly append: (record: SessionRecord) => Effect.Effect<void, SessionWriteError | RecordRejected>
   /** Ends open turn `turnId` (`TurnClosing`): a result for each unfinished call, then `turn_end`. */

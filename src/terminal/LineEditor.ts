@@ -5,7 +5,7 @@
  * only when it is a printable character (or, inside a bracketed paste, a newline
  * or a tab).
  */
-import * as Escape from "./Escape.js"
+import * as Escape from "../security/Escape.js"
 
 /** A key as `emitKeypressEvents` reports it, and whether it arrived inside a bracketed paste. */
 export interface Key {

@@ -3,7 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
 import * as Fold from "../../src/cli/Fold.js"
-import * as Escape from "../../src/terminal/Escape.js"
+import * as Escape from "../../src/security/Escape.js"
 import { Terminal } from "../../src/terminal/Terminal.js"
 
 const terminal = (decorated: boolean, animated = decorated) =>

@@ -9,7 +9,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Escape from "../../terminal/Escape.js"
+import * as Escape from "../../security/Escape.js"
 import { rejection, type Tool, type ToolDefinition, type ToolDisplay } from "../Tool.js"
 import {
   type BashOperation,

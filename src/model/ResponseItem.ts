@@ -1,20 +1,57 @@
 /**
- * Validation of a completed response before anything in it executes (chapter
- * 2.1 and 4.1): only output items Mino can handle, every call finished and with
- * a `call_id`, no two calls in the response sharing one, no `call_id` already
- * used earlier in the turn, and something to act on (text or a call). Any
- * violation stops the whole response: none of its calls execute.
+ * The Responses vocabulary in one place: an output item as Mino keeps it
+ * (verbatim, every field), what Mino reads from it, which items the API can take
+ * back as input, and the validation of a completed response before anything in
+ * it executes (chapter 2.1 and 4.1): only output items Mino can handle, every
+ * call finished and with a `call_id`, no two calls in the response sharing one,
+ * no `call_id` already used earlier in the turn, and something to act on (text
+ * or a call). Any violation stops the whole response: none of its calls execute.
  */
 import * as Either from "effect/Either"
-import { messageText } from "../model/OutputItems.js"
 
+/** One output (or input) item, verbatim: every field kept, unknown ones included. */
+export type ResponseItem = Readonly<Record<string, unknown>>
+type Item = ResponseItem
+
+const isRecord = (value: unknown): value is Item => typeof value === "object" && value !== null
+
+/** The text of a message item: its `output_text` parts and refusals, in order. */
+export const messageText = (item: Item): string => {
+  const content = item["content"]
+  if (!Array.isArray(content)) return ""
+  let text = ""
+  for (const part of content) {
+    if (!isRecord(part)) continue
+    if (part["type"] === "output_text" && typeof part["text"] === "string") text += part["text"]
+    if (part["type"] === "refusal" && typeof part["refusal"] === "string") text += part["refusal"]
+  }
+  return text
+}
+
+/** A message whose content is a refusal (and no other text): the model declined. */
+export const isRefusal = (item: Item): boolean => {
+  const content = item["content"]
+  return Array.isArray(content) && content.some((part) => isRecord(part) && part["type"] === "refusal") &&
+    !content.some((part) => isRecord(part) && part["type"] === "output_text" && part["text"] !== "")
+}
+
+/**
+ * Whether an input item can be sent under `store: false`. A reasoning item is
+ * resolved by the API from its `encrypted_content`; without it the API looks the
+ * id up in storage that `store: false` never wrote, and answers 404.
+ */
+export const replayable = (item: unknown): boolean => {
+  if (!isRecord(item) || item["type"] !== "reasoning") return true
+  const encrypted = item["encrypted_content"]
+  return typeof encrypted === "string" && encrypted.length > 0
+}
+
+/** A function call of a validated response: what Prepare receives. */
 export interface FunctionCall {
   readonly call_id: string
   readonly name: string
   readonly arguments: string
 }
-
-type Item = Readonly<Record<string, unknown>>
 
 /** The output item types Mino has a handler for; any other fails the response. */
 const HANDLED = new Set(["message", "reasoning", "function_call"])

@@ -41,6 +41,9 @@ export interface SpawnOptions {
   readonly cwd: string
   /** `hangup` closes the terminal (the program gets SIGHUP, then EIO on it). */
   readonly hangupable?: boolean
+  /** The terminal's size, set before the program starts (default 200 columns, 50 rows). */
+  readonly columns?: number
+  readonly rows?: number
 }
 
 export interface Pty {
@@ -87,7 +90,14 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Pty, never, Scope.Sc
 
     const driver = yield* Effect.acquireRelease(
       Effect.sync(() => {
-        const spec = JSON.stringify({ argv: options.argv, env: options.env, cwd: options.cwd, hangup: options.hangupable === true })
+        const spec = JSON.stringify({
+          argv: options.argv,
+          env: options.env,
+          cwd: options.cwd,
+          hangup: options.hangupable === true,
+          ...(options.columns === undefined ? {} : { columns: options.columns }),
+          ...(options.rows === undefined ? {} : { rows: options.rows })
+        })
         // python3 runs with the test's own environment; only the program gets `options.env`.
         const child = spawnProcess("python3", [DRIVER, spec], { stdio: ["pipe", "pipe", "pipe"] })
         const decoder = new StringDecoder("utf8")

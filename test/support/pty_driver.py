@@ -1,6 +1,7 @@
 """Runs one program in a fresh pseudo-terminal and relays its bytes (test helper).
 
 Usage: python3 pty_driver.py '<json spec>'   spec = {"argv": [...], "env": {...}, "cwd": "..."}
+  optional: "columns" and "rows", the terminal's size (default 200 x 50)
 
 - The program's terminal output (stdout and stderr share the pty) comes out on
   this process's stdout, byte for byte; bytes read on stdin go to the terminal as
@@ -25,17 +26,19 @@ import termios
 
 def main() -> None:
     spec = json.loads(sys.argv[1])
+    # By default a wide screen, so nothing the program sizes to the terminal wraps.
+    size = struct.pack("HHHH", spec.get("rows", 50), spec.get("columns", 200), 0, 0)
     pid, master = pty.fork()
     if pid == 0:
         try:
+            # Set in the child before exec, so the program's first look at its size sees it.
+            fcntl.ioctl(0, termios.TIOCSWINSZ, size)
             os.chdir(spec["cwd"])
             os.execve(spec["argv"][0], spec["argv"], spec["env"])
         except BaseException as error:  # noqa: BLE001 - report anything, then die
             os.write(2, f"pty_driver: cannot start {spec['argv'][0]}: {error}\n".encode())
         os._exit(127)
 
-    # A wide screen, so nothing the program sizes to the terminal wraps.
-    fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
     sys.stderr.write(f"pid {pid}\n")
     sys.stderr.flush()
 

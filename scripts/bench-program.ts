@@ -139,10 +139,22 @@ const modelProcess = (steps: number) =>
 
 const ModelAddress = Schema.Struct({ url: Schema.String, port: Schema.Int })
 
-/** Serves the step model until standard input closes. */
-const model = (options: { readonly steps: number }) =>
+/**
+ * Serves the step model until standard input closes. With `announce`, one line
+ * `{"request":<epoch ms>}` on stdout as each request's body has arrived (the
+ * start-up bench times a question from the keyboard to the model with it).
+ */
+const model = (options: { readonly steps: number; readonly announce?: boolean | undefined }) =>
   Effect.gen(function*() {
-    const server = yield* ResponsesServer.make(stepModel(options.steps))
+    const reply = stepModel(options.steps)
+    const server = yield* ResponsesServer.make((request) =>
+      Effect.zipRight(
+        Effect.sync(() => {
+          if (options.announce === true) process.stdout.write(JSON.stringify({ request: performance.timeOrigin + performance.now() }) + "\n")
+        }),
+        reply(request)
+      )
+    )
     process.stdout.write(JSON.stringify({ url: server.url, port: server.port }) + "\n")
     yield* Effect.async<void>((resume) => {
       process.stdin.on("end", () => resume(Effect.void))
@@ -364,7 +376,7 @@ const program: Effect.Effect<unknown, unknown> =
         : mode === "overflow"
           ? Effect.suspend(() => overflow(options(OverflowOptions)))
           : mode === "model"
-            ? Effect.suspend(() => model(options(Schema.Struct({ steps: Schema.Int }))))
+            ? Effect.suspend(() => model(options(Schema.Struct({ steps: Schema.Int, announce: Schema.optional(Schema.Boolean) }))))
           : Effect.fail(`unknown mode ${JSON.stringify(mode)}`)
 
 Effect.runPromise(program).then(

@@ -1,7 +1,10 @@
 // `npm run bench [start|step|restore|overflow]`: Mino's costs, each as a median
 // and as a ratio to a floor measured in the same run, against the goals.
 //
-//   start     `node bin/mino.js` until its first `You> ` prompt  vs  `node -e 0`
+//   start     `node bin/mino.js` until its first `You> ` prompt  vs  `node -e 0`, through pipes
+//             and in a pseudo-terminal (test/support/pty_driver.py) as a person sees it; and a
+//             question typed at that first prompt until it reaches a loopback model  vs  the
+//             next question of the same process
 //   step      one Agent tool step (request, save, start, run `true`, save) with the real
 //             layers and a loopback model in its own process  vs  one bash spawn + three
 //             fsynced appends + one HTTP request for the same reply from the same model;
@@ -18,6 +21,8 @@ import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, rea
 import { createServer } from "node:net"
 import { availableParallelism, tmpdir } from "node:os"
 import { join } from "node:path"
+import { performance } from "node:perf_hooks"
+import { setTimeout } from "node:timers"
 import { fileURLToPath } from "node:url"
 import * as esbuild from "esbuild"
 
@@ -25,7 +30,7 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url))
 const SCRATCH = realpathSync(mkdtempSync(join(tmpdir(), "mino-bench-")))
 process.on("exit", () => rmSync(SCRATCH, { recursive: true, force: true }))
 
-const GOALS = { start: 2, step: 1.5, restore: 1.3, restoreMemory: 2, overflow: 2 }
+const GOALS = { start: 2, ptyStart: 2, firstQuestion: 1.5, step: 1.5, restore: 1.3, restoreMemory: 2, overflow: 2 }
 
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b)
@@ -110,7 +115,141 @@ const startup = async () => {
   return [
     row("a) start-up to first prompt", ms(value), `node -e 0 ${ms(floor)}`, value / floor, GOALS.start,
       ...(stale ? ["dist/cli is older than its sources: run `npm run build` first"] : []),
-      `a first start, before ~/.cache/mino has a code cache: ${ms(median(cold))}`)
+      `a first start, before ~/.cache/mino has a code cache: ${ms(median(cold))}`),
+    ...(await ptyStartup())
+  ]
+}
+
+// The pseudo-terminal: python3's pty module forks and execs the program (the driver reports
+// `pid N` on stderr right after the fork, and `exit ...` once it has ended and its output is
+// drained). Times run from the fork, so python's own start is in neither figure.
+const DRIVER = join(ROOT, "test", "support", "pty_driver.py")
+
+/**
+ * Runs `argv` in a pty. `script` is called with each new piece of the screen and
+ * `type(text)`; it returns true when the run is over (Ctrl+D is then sent). Resolves
+ * the driver's exit time, relative to the fork.
+ */
+const inPty = (argv, env, cwd, script) =>
+  new Promise((resolve, reject) => {
+    const spec = JSON.stringify({ argv, env, cwd, columns: 80, rows: 24 })
+    const child = spawn("python3", [DRIVER, spec], { stdio: ["pipe", "pipe", "pipe"] })
+    let forked
+    let screen = ""
+    let control = ""
+    let over = false
+    const now = () => Number(process.hrtime.bigint() - forked) / 1e6
+    const type = (text) => child.stdin.write(text)
+    child.stdout.setEncoding("utf8")
+    child.stdout.on("data", (text) => {
+      screen += text
+      if (!over && forked !== undefined && script(screen, now(), type)) {
+        over = true
+        type("\u0004")
+      }
+    })
+    child.stderr.setEncoding("utf8")
+    child.stderr.on("data", (text) => {
+      control += text
+      if (forked === undefined && /^pid \d+$/m.test(control)) forked = process.hrtime.bigint()
+    })
+    child.on("error", reject)
+    child.on("close", (code) => {
+      if (code !== 0 || forked === undefined) return reject(new Error(`pty_driver failed (${code}): ${control}${screen.slice(-500)}`))
+      resolve(now())
+    })
+    child.stdin.on("error", () => {})
+  })
+
+/** Epoch milliseconds, comparable with the model process's announcements. */
+const epoch = () => performance.timeOrigin + performance.now()
+
+const ptyStartup = async () => {
+  const cwd = join(SCRATCH, "pty-work")
+  mkdirSync(cwd, { recursive: true })
+  // The model: a loopback Responses server in its own process, announcing each request.
+  const model = spawn(process.execPath, [await benchProgram(), "model", JSON.stringify({ steps: 0, announce: true })], {
+    cwd: SCRATCH,
+    stdio: ["pipe", "pipe", "inherit"]
+  })
+  const arrivals = []
+  let lines = ""
+  const address = await new Promise((resolve, reject) => {
+    model.on("error", reject)
+    model.stdout.setEncoding("utf8")
+    model.stdout.on("data", (text) => {
+      lines += text
+      const parts = lines.split("\n")
+      lines = parts.pop()
+      for (const line of parts) {
+        // Its last line, at the end, is the mode's (empty) result.
+        const parsed = line.startsWith("{") ? JSON.parse(line) : {}
+        if (parsed.url !== undefined) resolve(parsed.url)
+        else if (parsed.request !== undefined) arrivals.push(parsed.request)
+      }
+    })
+  })
+  // One code cache for every run, as a user has (the first, warm-up, start fills it); a new HOME
+  // for each, so each start opens a new, empty conversation.
+  const cache = mkdtempSync(join(SCRATCH, "cache-"))
+  const environment = () => ({
+    HOME: mkdtempSync(join(SCRATCH, "home-")),
+    PATH: process.env["PATH"] ?? "/usr/bin:/bin",
+    LANG: "C.UTF-8",
+    TERM: "xterm-256color",
+    XDG_CACHE_HOME: cache,
+    OPENAI_API_KEY: "fake",
+    OPENAI_BASE_URL: address
+  })
+  const mino = [process.execPath, join(ROOT, "bin", "mino.js")]
+  const arrival = async (after) => {
+    for (let i = 0; i < 1000 && !(arrivals.at(-1) > after); i++) await new Promise((r) => setTimeout(r, 1))
+    return arrivals.at(-1) - after
+  }
+  // Typed this long after the prompt appears: a quick typist's first question.
+  const TYPING_MS = 300
+  const prompts = []
+  const firsts = []
+  const seconds = []
+  const bares = []
+  for (let i = -2; i < 15; i++) {
+    let prompt
+    let stage = 0
+    const waits = []
+    await inPty(mino, environment(), cwd, (screen, at, type) => {
+      const shown = screen.split("You> ").length - 1
+      if (prompt === undefined && shown >= 1) {
+        prompt = at
+        setTimeout(() => {
+          const sent = epoch()
+          type("what is new?\r")
+          waits.push(arrival(sent))
+        }, TYPING_MS)
+      }
+      if (stage === 0 && shown >= 2) {
+        stage = 1
+        const sent = epoch()
+        type("and then?\r")
+        waits.push(arrival(sent))
+      }
+      return shown >= 3
+    })
+    const [first, second] = await Promise.all(waits)
+    const bare = await inPty([process.execPath, "-e", "0"], environment(), cwd, () => false)
+    if (i < 0) continue
+    prompts.push(prompt)
+    firsts.push(first)
+    seconds.push(second)
+    bares.push(bare)
+  }
+  model.stdin.end()
+  const value = median(prompts)
+  const floor = median(bares)
+  return [
+    row("   in a pseudo-terminal, 80x24", ms(value), `node -e 0 ${ms(floor)}`, value / floor, GOALS.ptyStart,
+      "from the fork to the first `You> ` on the terminal; node -e 0 to its exit, in the same harness"),
+    row("   first question to the model", ms(median(firsts)), `the next one ${ms(median(seconds))}`, median(firsts) / median(seconds),
+      GOALS.firstQuestion, `Enter to the request's arrival at a loopback model, typed ${TYPING_MS} ms after the first prompt`)
   ]
 }
 

@@ -5,8 +5,8 @@ export default defineConfig({
   // `examples/` import the package by name, as its users do.
   resolve: {
     alias: [
-      { find: /^mino\/testing$/, replacement: fileURLToPath(new URL("./src/testing.ts", import.meta.url)) },
-      { find: /^mino$/, replacement: fileURLToPath(new URL("./src/index.ts", import.meta.url)) }
+      { find: /^mino-agent\/testing$/, replacement: fileURLToPath(new URL("./src/testing.ts", import.meta.url)) },
+      { find: /^mino-agent$/, replacement: fileURLToPath(new URL("./src/index.ts", import.meta.url)) }
     ]
   },
   test: {

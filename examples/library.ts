@@ -3,7 +3,7 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import { Agent, Approver, erase, ModelClient, rejection, SessionStore, ToolRegistry, ToolResult } from "mino"
+import { Agent, Approver, erase, ModelClient, rejection, SessionStore, ToolRegistry, ToolResult } from "mino-agent"
 
 // The model's arguments are untrusted JSON text: decode them, never assume their shape.
 const ShoutArguments = Schema.parseJson(Schema.Struct({ text: Schema.String }))

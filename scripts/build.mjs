@@ -3,7 +3,7 @@
 //   hundreds of modules. `main.js` is a small loader (scripts/cli-loader.mjs) that
 //   runs `app.cjs`, the whole application, with a V8 code cache (`app.v8` is the one
 //   made here); `openai.cjs`, the SDK, is loaded only on the first model request;
-// - dist/lib/: the library entry point (`import ... from "mino"`), compiled by tsc with types.
+// - dist/lib/: the library entry point (`import ... from "mino-agent"`), compiled by tsc with types.
 import { execFileSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import { readFileSync, rmSync, writeFileSync } from "node:fs"

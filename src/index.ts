@@ -13,7 +13,7 @@
  * )
  * ```
  *
- * A loopback model server for tests is in `mino/testing`.
+ * A loopback model server for tests is in `mino-agent/testing`.
  */
 export { Agent, AgentBusy, type AgentConfig, type AgentShape, type TurnOptions, type TurnOutcome } from "./agent/Agent.js"
 export type { AgentEvent } from "./agent/AgentEvent.js"

@@ -1,5 +1,5 @@
 /**
- * `mino/testing`: what tests of a program built on Mino need, kept out of the
+ * `mino-agent/testing`: what tests of a program built on Mino need, kept out of the
  * main entry. `ResponsesServer` is a loopback HTTP server that speaks the
  * Responses SSE protocol, so a turn runs for real with no key and no network:
  *

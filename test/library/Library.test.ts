@@ -1,14 +1,14 @@
 /**
  * Mino as a library: the README's example, the in-memory session, the
- * `mino/testing` entry, and an entry point that exports nothing internal.
+ * `mino-agent/testing` entry, and an entry point that exports nothing internal.
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { Agent, Approver, ModelClient, SessionStore, ToolRegistry, INTERRUPTED_NOTICE } from "mino"
-import { ResponsesServer, scriptedServer } from "mino/testing"
+import { Agent, Approver, ModelClient, SessionStore, ToolRegistry, INTERRUPTED_NOTICE } from "mino-agent"
+import { ResponsesServer, scriptedServer } from "mino-agent/testing"
 import { askOnce } from "../../examples/library.js"
 import * as EchoTool from "../support/EchoTool.js"
 import { inputOf, scriptedModel, sessionLines, tempDir, turn, types } from "../support/Harness.js"
@@ -91,11 +91,11 @@ describe("library entry point", () => {
       expect(yield* store.context).toEqual([])
     }))
 
-  it("the main entry holds no test server; mino/testing does", async () => {
-    const main: Record<string, unknown> = await import("mino")
+  it("the main entry holds no test server; mino-agent/testing does", async () => {
+    const main: Record<string, unknown> = await import("mino-agent")
     expect(Object.keys(main)).not.toContain("ResponsesServer")
     expect(Object.keys(main)).not.toContain("Terminal")
-    const testing: Record<string, unknown> = await import("mino/testing")
+    const testing: Record<string, unknown> = await import("mino-agent/testing")
     expect(Object.keys(testing).sort()).toEqual(["ResponsesServer", "scriptedServer"])
   })
 
@@ -106,7 +106,7 @@ describe("library entry point", () => {
   })
 
   it("the package's version is the one the CLI reports", async () => {
-    const { VERSION } = await import("mino")
+    const { VERSION } = await import("mino-agent")
     const pkg = JSON.parse(Fs.readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
     expect(VERSION).toBe(pkg.version)
   })

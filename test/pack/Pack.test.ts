@@ -1,8 +1,11 @@
 /**
- * The package as a library user gets it: the packed tarball installed from the
- * registry into a fresh project beside `effect@3.22`, with one copy of Effect, a
- * program that runs one turn with its own tool against the loopback server from
- * `mino/testing`, typechecked and run.
+ * The package as people get it, from the packed tarball:
+ * - a user: installed globally into a temporary prefix (the README's Install),
+ *   `mino` on PATH prints its version and runs a `--demo` turn, approved in a
+ *   terminal, from a directory that is not the clone;
+ * - a library user: installed from the registry into a fresh project beside
+ *   `effect@3.22`, with one copy of Effect, a program that runs one turn with its
+ *   own tool against the loopback server from `mino-agent/testing`, typechecked and run.
  *
  * It needs the npm registry, so it runs when MINO_PACK_SMOKE=1 (`.ci/run` sets
  * it) and is skipped in the offline `npm test`. It packs the `dist/` that
@@ -15,6 +18,9 @@ import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { packageVersion } from "../support/MinoProcess.js"
+import * as Pty from "../support/Pty.js"
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url))
 const TSC = Path.join(ROOT, "node_modules", "typescript", "bin", "tsc")
@@ -37,11 +43,25 @@ const succeeded = (what: string, ran: Ran) => {
   return ran.stdout
 }
 
+const PackReport = Schema.parseJson(Schema.Tuple(Schema.Struct({ filename: Schema.String, files: Schema.Array(Schema.Struct({ path: Schema.String })) })))
+
+/** A scratch directory (removed with the scope) holding the tarball of the `dist/` just built. */
+const packed = Effect.gen(function*() {
+  const dir = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "mino-pack-")))
+  yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true })))
+  // --ignore-scripts: packing must not rebuild dist/ under the other tests.
+  const report = succeeded("npm pack", yield* run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", dir], ROOT))
+  const [info] = Schema.decodeUnknownSync(PackReport)(report)
+  return { dir, tarball: Path.join(dir, info.filename), files: info.files.map((file) => file.path) }
+})
+
+const SMOKE = process.env["MINO_PACK_SMOKE"] !== "1"
+
 const PROGRAM = `import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Effect from "effect/Effect"
-import { ResponsesServer, scriptedServer } from "mino/testing"
+import { ResponsesServer, scriptedServer } from "mino-agent/testing"
 import { askOnce } from "./library.js"
 
 const program = Effect.gen(function*() {
@@ -78,16 +98,57 @@ const TSCONFIG = {
 }
 
 describe("the packed tarball", () => {
-  it.live.skipIf(process.env["MINO_PACK_SMOKE"] !== "1")(
+  it.live.skipIf(SMOKE)(
+    "installs globally into a prefix: `mino` on PATH prints its version and runs a --demo turn from another directory",
+    () =>
+      Effect.gen(function*() {
+        const { dir, tarball } = yield* packed
+        const prefix = Path.join(dir, "prefix")
+        succeeded("npm install -g", yield* run("npm", ["install", "--global", "--prefix", prefix, "--no-audit", "--no-fund", tarball], dir))
+        // Not the clone, and nothing of it on PATH: only the prefix's bin and node itself.
+        const elsewhere = Path.join(dir, "elsewhere")
+        const home = Path.join(dir, "home")
+        Fs.mkdirSync(elsewhere)
+        Fs.mkdirSync(home)
+        const env = {
+          HOME: home,
+          PATH: [Path.join(prefix, "bin"), Path.dirname(process.execPath), "/usr/bin", "/bin"].join(":"),
+          LANG: "C.UTF-8",
+          TERM: "xterm",
+          NO_COLOR: "1"
+        }
+        const version = yield* Effect.async<Ran>((resume) => {
+          execFile("mino", ["--version"], { cwd: elsewhere, env, timeout: 60_000 }, (error, stdout, stderr) => {
+            resume(Effect.succeed({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr }))
+          })
+        })
+        expect(version).toEqual({ code: 0, stdout: `${packageVersion()}\n`, stderr: "" })
+
+        // `env` finds `mino` on PATH, as a shell would, and execs it: the pid is mino's.
+        const mino = yield* Pty.spawn({ argv: ["/usr/bin/env", "mino", "--demo"], env, cwd: elsewhere })
+        yield* mino.waitFor("You> ", 30_000)
+        yield* mino.write("run pwd\r")
+        yield* mino.waitFor("Approve this operation? [y/N] ", 30_000)
+        yield* mino.write("y\r")
+        yield* mino.waitFor("[Tool result: completed; exit code 0]", 30_000)
+        yield* mino.waitFor(`${elsewhere}\n`)
+        yield* mino.waitFor("You> ")
+        yield* mino.write("\u0004")
+        expect(yield* mino.exitedWithin(10_000)).toEqual({ code: 0, signal: null })
+        // The demo's conversation was saved under this HOME.
+        const saved = Fs.readdirSync(Path.join(home, ".mino"), { recursive: true, encoding: "utf8" })
+          .filter((name) => name.endsWith(".jsonl"))
+          .map((name) => Fs.readFileSync(Path.join(home, ".mino", name), "utf8"))
+        expect(saved.join("")).toContain("\"tool_result\"")
+      }).pipe(Effect.scoped),
+    300_000
+  )
+
+  it.live.skipIf(SMOKE)(
     "installs beside effect@3.22 from the registry, typechecks and runs a turn with its own tool",
     () =>
       Effect.gen(function*() {
-        const dir = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "mino-pack-")))
-        yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true })))
-        // The dist/ just built by `npm test`: packing must not rebuild it under the other tests.
-        const packed = succeeded("npm pack", yield* run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", dir], ROOT))
-        const [info] = JSON.parse(packed) as Array<{ filename: string; files: Array<{ path: string }> }>
-        const files = info!.files.map((file) => file.path)
+        const { dir, tarball, files } = yield* packed
         for (const file of ["LICENSE", "package.json", "bin/mino.js", "dist/cli/main.js", "dist/lib/index.d.ts", "dist/lib/testing.js"]) {
           expect(files).toContain(file)
         }
@@ -98,10 +159,10 @@ describe("the packed tarball", () => {
         Fs.writeFileSync(Path.join(project, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }))
         succeeded("npm install", yield* run("npm", [
           "install", "--no-audit", "--no-fund", "--save-exact",
-          Path.join(dir, info!.filename), "effect@3.22", "@effect/platform@0.97", "@effect/platform-node@0.108", "@types/node@20.19.43"
+          tarball, "effect@3.22", "@effect/platform@0.97", "@effect/platform-node@0.108", "@types/node@20.19.43"
         ], project))
         // One Effect: none nested under mino.
-        expect(Fs.existsSync(Path.join(project, "node_modules", "mino", "node_modules", "effect"))).toBe(false)
+        expect(Fs.existsSync(Path.join(project, "node_modules", "mino-agent", "node_modules", "effect"))).toBe(false)
         const effectVersion = JSON.parse(Fs.readFileSync(Path.join(project, "node_modules", "effect", "package.json"), "utf8")).version
         expect(effectVersion).toMatch(/^3\.22\./)
 

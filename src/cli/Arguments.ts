@@ -123,9 +123,11 @@ export const parse = (args: ReadonlyArray<string>): Either.Either<Invocation, Us
     }
   }
 
-  // `mino log` is the log; `mino -- log` asks the question "log".
+  // `mino log` is the log; `mino -- log` asks the question "log". `mino help` alone is `mino --help`
+  // (`mino help me fix the build` is a question).
   const command: CommandName = positionals[0]?.text === "log" && !positionals[0].afterTerminator ? "log" : "chat"
-  if (given.has("help")) return Either.right({ _tag: "Help" })
+  const helpWord = positionals.length === 1 && positionals[0]?.text === "help" && !positionals[0].afterTerminator
+  if (given.has("help") || helpWord) return Either.right({ _tag: "Help" })
   if (given.has("version")) return Either.right({ _tag: "Version" })
   for (const [name, { flag }] of given) {
     if (!OPTIONS.some((spec) => spec.name === name && spec.commands.includes(command))) {

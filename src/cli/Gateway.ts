@@ -15,8 +15,10 @@ import { Agent } from "../agent/Agent.js"
 import type { AgentEvent } from "../agent/AgentEvent.js"
 import * as Escape from "../security/Escape.js"
 import type { StopSignalsShape } from "../StopSignals.js"
+import * as ChatCommands from "./ChatCommands.js"
 import * as Fold from "./Fold.js"
-import { Terminal } from "../terminal/Terminal.js"
+import * as Wrap from "./Wrap.js"
+import { Terminal, type TerminalShape } from "../terminal/Terminal.js"
 import * as ToolResult from "../tools/ToolResult.js"
 
 export interface GatewayOptions {
@@ -37,15 +39,13 @@ export interface ChatSummary {
   readonly failedTurns: number
 }
 
-/** Typed at `You> `, ends the chat; it is never sent to the model. */
-export const EXIT_COMMAND = "/exit"
-
 export const run = (options: GatewayOptions) =>
   Effect.gen(function*() {
     const agent = yield* Agent
     const terminal = yield* Terminal
-    for (const notice of agent.notices) yield* terminal.write(terminal.style("yellow", Escape.forDisplay(notice)) + "\n")
-    yield* terminal.write(options.banner + "\n\n")
+    const fitted = fitToScreen(terminal)
+    for (const notice of agent.notices) yield* terminal.write(terminal.style("yellow", yield* fitted(Escape.forDisplay(notice))) + "\n")
+    yield* terminal.write((yield* fitted(options.banner)) + "\n\n")
 
     const screen = yield* renderer
     let failedTurns = 0
@@ -65,10 +65,31 @@ export const run = (options: GatewayOptions) =>
         )
         if (outcome.status === "failed") failedTurns++
       })
+    /** What a line typed (or given on the command line) asks for: a turn, or a `/` command; false to end the chat. */
+    const answer = (line: string) =>
+      Effect.gen(function*() {
+        const typed = ChatCommands.read(line)
+        switch (typed._tag) {
+          case "Exit":
+            return false
+          case "Blank":
+            return true
+          case "Help":
+            yield* terminal.write(`\n${ChatCommands.HELP_TEXT}\n`)
+            return true
+          case "Unknown":
+            yield* terminal.write(`\n${terminal.style("yellow", yield* fitted(ChatCommands.unknown(typed.word)))}\n\n`)
+            return true
+          case "Ask":
+            yield* terminal.write("\n")
+            yield* turn(typed.question)
+            return true
+        }
+      })
     const chat = Effect.gen(function*() {
       if (options.firstQuestion !== undefined) {
-        yield* terminal.write(`${terminal.style("bold", "You> ")}${Escape.forLine(options.firstQuestion)}\n\n`)
-        yield* turn(options.firstQuestion)
+        yield* terminal.write(`${terminal.style("bold", "You> ")}${Escape.forLine(options.firstQuestion)}\n`)
+        if (!(yield* answer(options.firstQuestion))) return
       }
       while (!(yield* over)) {
         const history = yield* agent.questions
@@ -78,10 +99,7 @@ export const run = (options: GatewayOptions) =>
           Effect.map(stopRequested, Either.left)
         ).pipe(Effect.onInterrupt(() => terminal.write("\n")))
         if (Either.isLeft(line)) return yield* terminal.write("\n")
-        if (Option.isNone(line.right) || line.right.value.trim() === EXIT_COMMAND) return
-        if (line.right.value.trim().length === 0) continue
-        yield* terminal.write("\n")
-        yield* turn(line.right.value)
+        if (Option.isNone(line.right) || !(yield* answer(line.right.value))) return
       }
     })
     const chatting = yield* Effect.fork(chat)
@@ -98,9 +116,14 @@ export const run = (options: GatewayOptions) =>
     return { failedTurns } satisfies ChatSummary
   })
 
+/** Text Mino wrote itself (the banner, a notice), broken at word boundaries to the terminal's width now. */
+const fitToScreen = (terminal: TerminalShape) => (text: string) =>
+  Effect.map(terminal.screen, (screen) => Wrap.wrap(text, Option.getOrUndefined(Option.map(screen, ({ columns }) => columns))))
+
 /** Turns Agent events into screen output, with a spinner while waiting. */
 const renderer = Effect.gen(function*() {
   const terminal = yield* Terminal
+  const fitted = fitToScreen(terminal)
   const spinner = yield* Ref.make(Option.none<Scope.CloseableScope>())
 
   const stopSpinner = Effect.flatMap(Ref.getAndSet(spinner, Option.none()), (open) =>
@@ -142,7 +165,7 @@ const renderer = Effect.gen(function*() {
         case "ModelRetrying":
           // One line per retry, then the wait goes on.
           yield* ownLine
-          yield* out(terminal.style("yellow", Escape.forLine(event.message)) + "\n")
+          yield* out(terminal.style("yellow", yield* fitted(Escape.forLine(event.message))) + "\n")
           return yield* startSpinner("waiting for the model")
         case "TextDelta": {
           const next = event.item ?? item
@@ -178,7 +201,7 @@ const renderer = Effect.gen(function*() {
           if (event.status === "completed") return yield* out("\n")
           // A failure or cancellation never continues the model's line.
           yield* ownLine
-          return yield* out(terminal.style("red", `Turn ${event.status}: ${Escape.forLine(event.reason ?? "")}`) + "\n\n")
+          return yield* out(terminal.style("red", yield* fitted(`Turn ${event.status}: ${Escape.forLine(event.reason ?? "")}`)) + "\n\n")
       }
     })
 

@@ -49,6 +49,12 @@ describe("the command line", () => {
     expect(parsed("--version")).toEqual({ _tag: "Version" })
   })
 
+  it("`mino help` alone is `mino --help`; `mino -- help` and `mino help me fix it` ask", () => {
+    expect(parsed("help")).toEqual({ _tag: "Help" })
+    expect(parsed("--", "help")).toMatchObject({ _tag: "Chat", question: "help" })
+    expect(parsed("help", "me", "fix", "it")).toMatchObject({ _tag: "Chat", question: "help me fix it" })
+  })
+
   it("a flag without its value is one line naming the flag", () => {
     expect(refused("--model")).toBe("mino: --model needs a value (NAME), as in `mino --model gpt-5.1`.")
     expect(refused("-m")).toBe("mino: -m needs a value (NAME), as in `mino -m gpt-5.1`.")

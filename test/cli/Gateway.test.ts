@@ -2,10 +2,11 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Approver } from "../../src/approval/Approver.js"
+import * as ChatCommands from "../../src/cli/ChatCommands.js"
 import * as Gateway from "../../src/cli/Gateway.js"
 import * as ResponsesServer from "../../src/model/ResponsesServer.js"
 import * as EchoTool from "../support/EchoTool.js"
-import { agentLayer, API_KEY, scriptedModel, tempDir } from "../support/Harness.js"
+import { agentLayer, API_KEY, inputOf, scriptedModel, tempDir } from "../support/Harness.js"
 import * as Screen from "../support/Screen.js"
 
 const chat = (typed: ReadonlyArray<string>, replies: Parameters<typeof scriptedModel>[0]) =>
@@ -72,5 +73,18 @@ describe("Gateway", () => {
       const { screen } = yield* chat(["hi"], [ResponsesServer.textResponse(`leaked ${API_KEY} here`)])
       expect(screen).not.toContain(API_KEY)
       expect(screen).toContain("leaked [redacted] here")
+    }))
+
+  it.scopedLive("/help and an unknown /word are answered on the screen and never sent; // sends the line with one / removed; /exit ends", () =>
+    Effect.gen(function*() {
+      const { screen, requests } = yield* chat(["/help", "/nope, what is this?", "//etc/hosts: what is it?", "/exit", "never asked"], [
+        ResponsesServer.textResponse("It maps names to addresses.")
+      ])
+      expect(screen).toContain(`You> \n${ChatCommands.HELP_TEXT}\nYou> `)
+      expect(screen).toContain(`You> \n${ChatCommands.unknown("/nope,")}\n\nYou> `)
+      expect(requests).toHaveLength(1)
+      expect(JSON.stringify(inputOf(requests[0]!))).toContain("\"/etc/hosts: what is it?\"")
+      expect(JSON.stringify(requests)).not.toContain("nope")
+      expect(JSON.stringify(requests)).not.toContain("never asked")
     }))
 })

@@ -7,8 +7,12 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as ChatCommands from "../../src/cli/ChatCommands.js"
 import * as ResponsesServer from "../../src/model/ResponsesServer.js"
+import { width } from "../../src/terminal/LineEditor.js"
+import * as Pty from "../support/Pty.js"
 import {
+  BIN,
   bodyOf,
   environment,
   exitsWith,
@@ -136,5 +140,66 @@ describe("mino's command line", () => {
       yield* mino.write("\u0004")
       yield* exitsWith(mino, { code: 0, signal: null })
       expect(inputOf((yield* server.requests)[1]!).at(-1)).toEqual(userMessage("thanks"))
+    }))
+
+  it.scopedLive("`mino help` is `mino --help`", () =>
+    Effect.gen(function*() {
+      const box = yield* sandbox
+      const env = environment(box, "http://127.0.0.1:9/v1")
+      const help = yield* runPlain(["help"], env, box.cwd)
+      expect(help.code).toBe(0)
+      expect(help.stdout).toBe((yield* runPlain(["--help"], env, box.cwd)).stdout)
+      expect(help.stdout).toMatch(/^Mino \d+\.\d+\.\d+: a terminal coding agent\./)
+    }))
+
+  it.scopedLive("in a terminal, /help and an unknown /word never reach the model; // sends a line beginning with /", () =>
+    Effect.gen(function*() {
+      const box = yield* sandbox
+      const server = yield* scriptedServer([ResponsesServer.textResponse("That is the temporary directory.")])
+      const mino = yield* start(box, server.url)
+      yield* mino.waitFor("You> ")
+      yield* mino.write("/help\r")
+      yield* mino.waitFor("Commands (a line that starts with / is never sent to the model):")
+      yield* mino.waitFor("Keys at You>:")
+      yield* mino.waitFor("You> ")
+      yield* mino.write("/tmp is full, why?\r")
+      yield* mino.waitFor(ChatCommands.unknown("/tmp"))
+      yield* mino.waitFor("You> ")
+      expect(yield* server.requests).toHaveLength(0)
+      yield* mino.write("//tmp is full, why?\r")
+      yield* mino.waitFor("Assistant> That is the temporary directory.\n")
+      yield* mino.waitFor("You> ")
+      yield* mino.write("\u0004")
+      yield* exitsWith(mino, { code: 0, signal: null })
+      const requests = yield* server.requests
+      expect(requests).toHaveLength(1)
+      expect(inputOf(requests[0]!)).toEqual([userMessage("/tmp is full, why?")])
+      // Nothing of the commands was saved as a question either.
+      expect(recordSummary(sessionRecords(box)).filter((type) => type === "user_input")).toHaveLength(1)
+    }))
+
+  it.scopedLive("at 80 columns the banner breaks at word boundaries, never inside a word", () =>
+    Effect.gen(function*() {
+      const box = yield* sandbox
+      // A long working directory, so the banner's lines are longer than the terminal.
+      const cwd = path.join(box.cwd, "a-project-with-a-rather-long-name", "and-a-subdirectory")
+      fs.mkdirSync(cwd, { recursive: true })
+      const server = yield* scriptedServer([])
+      const bannerAt = (columns: number) =>
+        Effect.gen(function*() {
+          const mino = yield* Pty.spawn({ argv: [process.execPath, BIN], env: environment(box, server.url), cwd, columns, rows: 24 })
+          const opening = (yield* mino.waitFor("You> ")).replace(/\u001b\[[0-9;?]*[a-zA-Z]/g, "")
+          yield* mino.write("\u0004")
+          yield* exitsWith(mino, { code: 0, signal: null })
+          return opening.slice(0, opening.lastIndexOf("You> ")).trimEnd().split("\n")
+        })
+      const wide = yield* bannerAt(200)
+      const narrow = yield* bannerAt(80)
+      for (const row of narrow) expect(width(row)).toBeLessThanOrEqual(80)
+      expect(narrow.length).toBeGreaterThan(wide.length)
+      // The same words, each whole: the directory and the session file's path too.
+      const words = (rows: ReadonlyArray<string>) => rows.flatMap((row) => row.split(" ")).filter((word) => word.length > 0)
+      expect(words(narrow)).toEqual(words(wide))
+      expect(words(narrow)).toContain(cwd)
     }))
 })

@@ -89,28 +89,36 @@ const what = (call: Call): string => {
   return `${name} ${Escape.jsonString(Recovery.bashCommand(call.name, call.arguments) ?? call.arguments)}`
 }
 
-/** Whether the user was asked, and what they said, as far as the records tell. */
-const approval = (call: Call): string => {
-  if (call.started) return "approved"
-  switch (call.result?.status) {
+/**
+ * What became of a call, each fact said once: whether it was approved and, if it
+ * ran, how it ended (`approved · failed, exit code 2, timed out`); if it did not
+ * run, why (`denied · you answered "no"`, `not run · Mino stopped before ...`).
+ */
+const fate = (call: Call): string => {
+  const result = call.result
+  if (call.started) return `approved · ${ran(call)}`
+  switch (result?.status) {
+    case undefined:
+      return "not decided yet (waiting for approval, or Mino stopped before a decision)"
     case "denied":
-      return "denied"
+      return because("denied", denialReason(result.output))
     case "invalid_arguments":
     case "unknown_tool":
-      return "refused before approval"
+      return because(`refused before approval (${result.status})`, firstLine(result.output))
     case "not_executed":
-      return "not run"
-    case undefined:
-      return "no decision recorded"
+      return because("not run", firstLine(result.output))
     default:
-      return "not started"
+      // A result without a start: records Mino does not write, shown as they are.
+      return `no start recorded · ${ran(call)}`
   }
 }
 
-/** `failed, exit code 2, timed out`; `no result yet` while it may still be running. */
-const outcome = (call: Call): string => {
+const because = (what: string, why: string | undefined): string => why === undefined || why.length === 0 ? what : `${what} · ${why}`
+
+/** How a call that started ended: `failed, exit code 2, timed out`; `no result yet` while it may still be running. */
+const ran = (call: Call): string => {
   const result = call.result
-  if (result === undefined) return call.started ? "no result yet (running now, or Mino stopped while it ran)" : "no result yet"
+  if (result === undefined) return "no result yet (running now, or Mino stopped while it ran)"
   const parts: Array<string> = [result.status]
   if (result.exit_code !== undefined) parts.push(`exit code ${result.exit_code}`)
   if (result.signal !== undefined) parts.push(`signal ${Escape.forLine(result.signal)}`)
@@ -118,6 +126,25 @@ const outcome = (call: Call): string => {
   if (result.truncated === true) parts.push("truncated")
   if (result.cancelled === true) parts.push("cancelled")
   return parts.join(", ")
+}
+
+/** The first line of a result's text, escaped and cut. */
+const firstLine = (text: string): string | undefined => {
+  const line = text.trim().split("\n")[0]?.trim() ?? ""
+  return line.length === 0 ? undefined : excerpt(line, 160)
+}
+
+/**
+ * Why a call was denied, from its result's text, without saying "denied" twice:
+ * a leading `Denied:` is dropped, and 0.3's generic `The user did not approve this
+ * call (...)` gives only what its parentheses add.
+ */
+const denialReason = (output: string): string | undefined => {
+  const text = output.trim().split("\n")[0]?.trim().replace(/^denied\b[:.,]?\s*/i, "") ?? ""
+  const generic = /^the user did not approve this call(?: \((.*)\))?\.?$/i.exec(text)
+  if (generic === null) return firstLine(text)
+  const inner = generic[1]
+  return inner === undefined || /^the user did not approve$/i.test(inner) ? undefined : firstLine(inner)
 }
 
 const status = (turn: Turn): string =>
@@ -139,7 +166,7 @@ export const render = (records: ReadonlyArray<SessionRecord>): string =>
   turns(records).map((turn, index) => {
     const lines = [`Turn ${index + 1} · ${when(turn.input?.time ?? turn.end?.time)} · ${status(turn)}`]
     if (turn.input !== undefined) lines.push(`  You> ${Escape.forLine(turn.input.text)}`)
-    for (const call of turn.calls.values()) lines.push(`  [${what(call)}] ${approval(call)} · ${outcome(call)}`)
+    for (const call of turn.calls.values()) lines.push(`  [${what(call)}] ${fate(call)}`)
     if (turn.answer.trim().length > 0) lines.push(`  Assistant> ${excerpt(turn.answer, 160)}`)
     return lines.join("\n") + "\n"
   }).join("\n")
@@ -151,7 +178,7 @@ export const renderUnknown = (records: ReadonlyArray<SessionRecord>): string => 
       .filter((call) => call.result?.status === "unknown" || (call.started && call.result === undefined))
       .map((call) =>
         `${when(turn.input?.time)} · turn ${index + 1} · [${what(call)}] · ${
-          call.result === undefined ? outcome(call) : `unknown: ${excerpt(call.result.output, 200)}`
+          call.result === undefined ? ran(call) : `unknown: ${excerpt(call.result.output, 200)}`
         }`
       )
   )

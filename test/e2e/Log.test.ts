@@ -94,7 +94,7 @@ describe("mino log", () => {
           "Turn 1 · 2026-12-03 07:40:00 UTC · completed\n" +
           "  You> check the build\n" +
           "  [bash \"echo ok\"] approved · completed, exit code 0\n" +
-          "  [bash \"rm -rf build\"] denied · denied\n" +
+          "  [bash \"rm -rf build\"] denied\n" +
           "  [bash \"make\"] approved · failed, exit code 2\n" +
           "  [bash \"sleep 100\"] approved · failed, signal SIGKILL, timed out\n" +
           "  [bash \"printf '\\u001b[2J\\u202egotcha'\"] approved · completed, exit code 0, truncated\n" +
@@ -103,7 +103,7 @@ describe("mino log", () => {
           "Turn 2 · 2026-12-03 07:41:00 UTC · interrupted: Mino stopped before the turn ended\n" +
           "  You> install it\n" +
           "  [bash \"make install\"] approved · unknown\n" +
-          "  [bash \"make test\"] not run · not_executed\n"
+          "  [bash \"make test\"] not run · Mino stopped before this call was executed.\n"
       )
       expect(run.stdout).not.toMatch(/[\u001b\u202e]/)
       // Read only: the file is as it was.
@@ -188,7 +188,7 @@ describe("mino log", () => {
       const waiting = yield* runPlain(["log"], environment(box, server.url), box.cwd)
       expect(waiting.code).toBe(0)
       expect(waiting.stdout).toMatch(/Turn 1 · .* UTC · not ended/)
-      expect(waiting.stdout).toContain("[bash \"echo live-marker\"] no decision recorded · no result yet\n")
+      expect(waiting.stdout).toContain("[bash \"echo live-marker\"] not decided yet (waiting for approval, or Mino stopped before a decision)\n")
       yield* mino.write("y\n")
       yield* mino.waitFor("Assistant> Done.\n")
       yield* mino.waitFor("You> ")

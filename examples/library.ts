@@ -1,9 +1,7 @@
 // Run one Mino turn from another Effect program, with your own tool and approval policy.
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import { Agent, Approver, erase, ModelClient, rejection, SessionStore, ToolRegistry, ToolResult } from "mino-agent"
+import { Agent, Approver, erase, Mino, rejection, ToolResult } from "mino-agent"
 
 // The model's arguments are untrusted JSON text: decode them, never assume their shape.
 const ShoutArguments = Schema.parseJson(Schema.Struct({ text: Schema.String }))
@@ -35,13 +33,15 @@ export const askOnce = (question: string, config: { apiKey: string; baseURL?: st
       }))
     return { status: outcome.status, answer }
   }).pipe(
-    Effect.provide(
-      Agent.layer({ model: "gpt-5.1", instructions: "Use the shout tool when asked to shout." }).pipe(
-        Layer.provide(ModelClient.layer({ apiKey: config.apiKey, baseURL: config.baseURL })),
-        Layer.provide(SessionStore.layer({ home: config.home })),
-        Layer.provide(ToolRegistry.layer([shout])),
-        Layer.provide(Approver.layerStatic((display) => display.tool === "shout")),
-        Layer.provide(NodeFileSystem.layer)
-      )
-    )
+    // The key is given once: it is sent to the model, and redacted from the session
+    // file, every tool result and every error; a call that carries it never runs.
+    Effect.provide(Mino.layer({
+      apiKey: config.apiKey,
+      endpoint: { baseURL: config.baseURL },
+      model: "gpt-5.1",
+      instructions: "Use the shout tool when asked to shout.",
+      session: { home: config.home },
+      tools: [shout],
+      approver: Approver.layerStatic((display) => display.tool === "shout")
+    }))
   )

@@ -17,7 +17,6 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Path from "node:path"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -26,13 +25,12 @@ import * as Stream from "effect/Stream"
 import { Agent } from "../src/agent/Agent.js"
 import type { AgentEvent } from "../src/agent/AgentEvent.js"
 import { Approver } from "../src/approval/Approver.js"
+import * as Mino from "../src/Mino.js"
 import { ModelClient } from "../src/model/ModelClient.js"
 import * as ResponsesServer from "../src/model/ResponsesServer.js"
+import { Secrets } from "../src/security/Secrets.js"
 import { SessionStore } from "../src/session/SessionStore.js"
-import { erase } from "../src/tools/Tool.js"
-import { ToolRegistry } from "../src/tools/ToolRegistry.js"
 import { BashRunner, DEFAULT_OUTPUT_LIMIT_BYTES, DEFAULT_TIMEOUT_MS } from "../src/tools/bash/BashRunner.js"
-import * as BashTool from "../src/tools/bash/BashTool.js"
 
 const now = (): number => performance.now()
 /** CPU time of this process so far (user + system), in ms. */
@@ -167,9 +165,6 @@ const step = (options: typeof StepOptions.Type) =>
     const home = tempDir(options.dir, "home")
     const cwd = tempDir(options.dir, "work")
     const server = yield* modelProcess(options.stepsPerTurn)
-    const tool = BashTool.make({ cwd, parentEnv: process.env, secrets: [] }).pipe(
-      Effect.flatMap((bash) => Effect.orDie(ToolRegistry.make([erase(bash)])))
-    )
     // The real client, with a mark when its stream yields the completed response, to
     // tell the time spent getting the response from the time spent saving it.
     let completedAt = 0
@@ -188,14 +183,18 @@ const step = (options: typeof StepOptions.Type) =>
               return chunk
             }))
         }))
-    ).pipe(Layer.provide(ModelClient.layer({ apiKey: "bench", baseURL: server.url })))
-    const layer = Agent.layer({ model: "bench", instructions: "Run the commands." }).pipe(
-      Layer.provide(model),
-      Layer.provide(SessionStore.layer({ home, sessionId: "bench" })),
-      Layer.provide(Layer.effect(ToolRegistry, tool).pipe(Layer.provide(BashRunner.layer))),
-      Layer.provide(Approver.layerStatic(() => true)),
-      Layer.provide(NodeFileSystem.layer)
-    )
+    ).pipe(Layer.provide(ModelClient.layer({ baseURL: server.url })))
+    // Mino composed as the CLI composes it, with the wrapped client and an approver that approves everything.
+    const layer = Mino.layer({
+      apiKey: "bench",
+      protectKey: false,
+      modelClient: model,
+      model: "bench",
+      instructions: "Run the commands.",
+      session: { home, sessionId: "bench" },
+      bash: { cwd, parentEnv: process.env },
+      approver: Approver.layerStatic(() => true)
+    })
 
     const floorFile = Fs.openSync(Path.join(home, "floor.jsonl"), "a", 0o600)
     // The floor's request goes to the same loopback model and gets the same reply as a
@@ -309,7 +308,7 @@ const restoreMino = (options: typeof RestoreOptions.Type) =>
       const building = now()
       const context = yield* store.context
       return { ...restored, contextItems: context.length, contextMs: now() - building }
-    }).pipe(Effect.provide(SessionStore.layer({ home: options.home, sessionId: "bench" })))
+    }).pipe(Effect.provide(SessionStore.layer({ home: options.home, sessionId: "bench" })), Effect.provide(Secrets.layerNone))
   })
 
 const restoreRaw = (options: typeof RestoreOptions.Type) =>
@@ -360,7 +359,7 @@ const overflow = (options: typeof OverflowOptions.Type) =>
       head.push(b.ms)
     }
     return { yes: median(yes), head: median(head), truncated }
-  }).pipe(Effect.provide(BashRunner.layer))
+  }).pipe(Effect.provide(BashRunner.layer), Effect.provide(Secrets.layerNone))
 
 // ---------------------------------------------------------------------------
 

@@ -1,16 +1,16 @@
 /**
- * Mino as a library: the Agent loop, its five services and their layers, the
- * record and result schemas, and the typed errors. Another Effect program can
- * run a turn with its own tools and approver:
+ * Mino as a library: the composition root (`Mino.layer`), the Agent loop, its
+ * services and their layers, the record and result schemas, and the typed
+ * errors. Another Effect program can run a turn with its own tools and approver,
+ * giving the key once (it is redacted everywhere):
  *
  * ```ts
- * const agent = Agent.layer({ model, instructions }).pipe(
- *   Layer.provide(ModelClient.layer({ apiKey })),
- *   Layer.provide(SessionStore.layer({ home })), // or SessionStore.layerMemory()
- *   Layer.provide(ToolRegistry.layer([myTool])),
- *   Layer.provide(Approver.layerStatic(() => true)),
- *   Layer.provide(NodeFileSystem.layer)
- * )
+ * const mino = Mino.layer({
+ *   apiKey,                      // a string or a Redacted
+ *   session: { home },           // or "memory"
+ *   tools: [myTool],
+ *   approver: Approver.layerStatic(() => true)
+ * })
  * ```
  *
  * A loopback model server for tests is in `mino-agent/testing`.
@@ -20,7 +20,10 @@ export type { AgentEvent } from "./agent/AgentEvent.js"
 export * as Instructions from "./agent/Instructions.js"
 export { Approver, type ApproverShape, type Decision } from "./approval/Approver.js"
 export { type CompletedResponse, ModelClient, type ModelClientConfig, ModelError, type ModelEvent, type ModelRequest } from "./model/ModelClient.js"
+export * as Mino from "./Mino.js"
+export type { BashOptions, MinoOptions } from "./Mino.js"
 export * as Records from "./session/Records.js"
+export { Secrets, type SecretsShape } from "./security/Secrets.js"
 export { INTERRUPTED_NOTICE, INTERRUPTED_TEXT_NOTICE } from "./session/Recovery.js"
 export { DiskError, SessionDisk, type SessionDiskShape } from "./session/SessionDisk.js"
 export * as SessionReader from "./session/SessionReader.js"
@@ -39,7 +42,7 @@ export {
   SessionWriteError
 } from "./session/SessionStore.js"
 export { type AnyTool, type Cancellation, type DisplayField, erase, type PreparedCall, type Rejection, rejection, type Tool, type ToolDefinition, type ToolDisplay } from "./tools/Tool.js"
-export { DuplicateToolName, ToolRegistry, type ToolRegistryOptions, type ToolRegistryShape } from "./tools/ToolRegistry.js"
+export { DuplicateToolName, ToolRegistry, type ToolRegistryShape } from "./tools/ToolRegistry.js"
 export * as ToolResult from "./tools/ToolResult.js"
 export { type BashOperation, BashRunner } from "./tools/bash/BashRunner.js"
 export * as BashTool from "./tools/bash/BashTool.js"

@@ -8,7 +8,7 @@
  *   ResponsesServer.toolCallResponse([{ call_id: "c1", name: "shout", arguments: "{\"text\":\"hi\"}" }]),
  *   ResponsesServer.textResponse("It says HI.")
  * ])
- * // then: ModelClient.layer({ apiKey: "test", baseURL: server.url })
+ * // then: Mino.layer({ apiKey: "test", endpoint: { baseURL: server.url }, ... })
  * ```
  */
 import * as Effect from "effect/Effect"

@@ -25,7 +25,8 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import * as Secrets from "../security/Secrets.js"
+import * as Redacted from "effect/Redacted"
+import { Secrets } from "../security/Secrets.js"
 import type { ToolDefinition } from "../tools/Tool.js"
 import { VERSION } from "../version.js"
 import * as HttpTransport from "./HttpTransport.js"
@@ -46,8 +47,8 @@ export interface ModelRequest {
   readonly tools: ReadonlyArray<ToolDefinition>
 }
 
+/** How to reach the model. The key is not here: the client takes it from the `Secrets` service. */
 export interface ModelClientConfig {
-  readonly apiKey: string
   /** A Responses-compatible endpoint; the SDK's default when absent. */
   readonly baseURL?: string | undefined
   /** Fail when no event arrives for this long (default 120 s). */
@@ -125,11 +126,12 @@ const make = (config: ModelClientConfig) =>
     const idleTimeoutMs = config.idleTimeoutMs ?? 120_000
     const maxRetries = config.maxRetries ?? 2
     const retryWaitCapMs = config.retryWaitCapMs ?? 10_000
+    const secrets = yield* Secrets
     const transport = HttpTransport.make()
     yield* Effect.addFinalizer(() => Effect.sync(() => transport.close()))
 
     const error = (reason: ModelError["reason"], message: string, status?: number): ModelError => {
-      const scrubbed = Secrets.redact(message, [config.apiKey])
+      const scrubbed = secrets.redact(message)
       const line = scrubbed.replace(/\s+/g, " ").trim()
       return new ModelError({
         reason,
@@ -141,7 +143,7 @@ const make = (config: ModelClientConfig) =>
     const start = async () => {
       const sdk = await loadSdk()
       const client = new sdk.OpenAI({
-        apiKey: config.apiKey,
+        apiKey: Redacted.value(secrets.apiKey),
         baseURL: config.baseURL,
         // Mino retries itself, visibly and with a bounded wait (see `send`).
         maxRetries: 0,
@@ -313,7 +315,7 @@ export class ModelClient extends Context.Tag("mino/ModelClient")<
   { readonly respond: (request: ModelRequest) => Stream.Stream<ModelEvent, ModelError> }
 >() {
   /** The real client: the openai SDK over Mino's `node:http` transport; its sockets close with the layer. */
-  static layer(config: ModelClientConfig): Layer.Layer<ModelClient> {
+  static layer(config: ModelClientConfig = {}): Layer.Layer<ModelClient, never, Secrets> {
     return Layer.scoped(ModelClient, make(config))
   }
 

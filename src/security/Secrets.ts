@@ -1,13 +1,93 @@
 /**
- * Keeping the API key off the screen, out of files and away from children.
+ * The API key, held in one place, and everything a receiver needs to keep it off
+ * the screen, out of files, away from children and from the model.
  *
- * Only strings of at least `MIN_LENGTH` characters count as secrets: real keys
- * are dozens of characters long, while redacting a one-letter test "key" would
- * mangle ordinary text (every `x` on the screen).
+ * The `Secrets` service holds the key once, as `Redacted` (it prints as
+ * `<redacted>`), trimmed once: HTTP trims a header value, so `sk-…\n` authenticates
+ * as `sk-…`, and only that exact value can be found again. Every layer that could
+ * leak the key (the terminal, the session encoder, the tool registry, the bash
+ * runner and the child environment, the model client) `yield*`s this service in
+ * its constructor; none takes the key as an option. A library user who gives
+ * Mino its key (`Mino.layer({ apiKey })`) therefore gets redaction everywhere.
+ *
+ * The rules, as pure functions over the protected strings:
+ *
+ * - Only a key of at least `MIN_LENGTH` (8) characters is protected: redacting a
+ *   one-letter test key (`x`, or `ollama` for a local server) would mangle
+ *   ordinary text. Such a key is still sent; Mino says once at start that it
+ *   cannot be redacted (`SHORT_KEY_WARNING`).
+ * - Text cut at an arbitrary point (a capture limit) can end in the first part
+ *   of the key: at a cut, a trailing prefix of the key of `MIN_PREFIX` (4) or
+ *   more characters is redacted too (`redactCut`). At most 3 characters of the
+ *   key can survive a cut (for an OpenAI key, the `sk-` every key begins with).
+ * - Streamed text can split the key across writes: a writer holds back the tail
+ *   that could begin it (`heldBack`) until the next write shows what follows.
  */
+import * as Context from "effect/Context"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+
+/** The shortest key that is protected (found and redacted); shorter ones would mangle ordinary text. */
 export const MIN_LENGTH = 8
 
+/** At a cut, a trailing prefix of the key this long or longer is redacted: at most `MIN_PREFIX - 1` characters survive. */
+export const MIN_PREFIX = 4
+
 export const REDACTED = "[redacted]"
+
+/** Said once at start when the key is too short to be redacted (it is still used). */
+export const SHORT_KEY_WARNING =
+  `mino: the API key is shorter than ${MIN_LENGTH} characters, so Mino cannot tell it from ordinary text and will not redact it: ` +
+  "it may appear on the screen, in the session file, in what is sent to the model, and commands may see it."
+
+export interface SecretsShape {
+  /** The key to send, as given (trimmed once); `Redacted`, so it never prints by accident. */
+  readonly apiKey: Redacted.Redacted<string>
+  /** Whether the key is protected everywhere below; false for a key too short to tell from text, or a placeholder. */
+  readonly redactable: boolean
+  /** `text` with every occurrence of the key replaced by `[redacted]`. */
+  readonly redact: (text: string) => string
+  /** `redact`, for text that was cut at its end: a trailing prefix of the key (`MIN_PREFIX`+ characters) is redacted too. */
+  readonly redactCut: (text: string) => string
+  /** Whether `text` holds the key. */
+  readonly contains: (text: string) => boolean
+  /** Whether JSON text holds the key, as written or once its escapes are decoded (`\u0073k-…`). */
+  readonly inJson: (text: string) => boolean
+  /** How many characters at the end of streamed `text` could begin the key: hold them back until more arrives. */
+  readonly heldBack: (text: string) => number
+}
+
+export interface SecretsOptions {
+  /** False for a key that is not a secret (the demo's placeholder): it is sent, and nothing is redacted. Default true. */
+  readonly protect?: boolean
+}
+
+/** The service for `apiKey` (trimmed here, once). */
+export const make = (apiKey: Redacted.Redacted<string> | string, options: SecretsOptions = {}): SecretsShape => {
+  const key = (typeof apiKey === "string" ? apiKey : Redacted.value(apiKey)).trim()
+  const protectedKeys = options.protect === false ? [] : effective([key])
+  return {
+    apiKey: Redacted.make(key),
+    redactable: protectedKeys.length > 0,
+    redact: (text) => redact(text, protectedKeys),
+    redactCut: (text) => redactCut(text, protectedKeys),
+    contains: (text) => contains(text, protectedKeys),
+    inJson: (text) => inJson(text, protectedKeys),
+    heldBack: (text) => heldBack(text, protectedKeys)
+  }
+}
+
+export class Secrets extends Context.Tag("mino/Secrets")<Secrets, SecretsShape>() {
+  /** The key, protected everywhere it could leak. */
+  static readonly layer = (apiKey: Redacted.Redacted<string> | string): Layer.Layer<Secrets> => Layer.succeed(Secrets, make(apiKey))
+  /** A key that is not a secret (the demo's placeholder): sent as given, never redacted. */
+  static readonly layerPlaceholder = (apiKey: Redacted.Redacted<string> | string): Layer.Layer<Secrets> => Layer.succeed(Secrets, make(apiKey, { protect: false }))
+  /** No key at all, for parts that send nothing (tests of the terminal, the store, the runner). */
+  static readonly layerNone: Layer.Layer<Secrets> = Secrets.layerPlaceholder("")
+}
+
+// ---------------------------------------------------------------------------
+// The rules, over the protected strings.
 
 /** The strings worth protecting among `secrets`. */
 export const effective = (secrets: ReadonlyArray<string>): ReadonlyArray<string> =>
@@ -16,6 +96,30 @@ export const effective = (secrets: ReadonlyArray<string>): ReadonlyArray<string>
 /** `text` with every occurrence of each (effective) secret replaced. */
 export const redact = (text: string, secrets: ReadonlyArray<string>): string =>
   effective(secrets).reduce((current, secret) => current.split(secret).join(REDACTED), text)
+
+/** The length of the longest proper prefix of a secret, `atLeast` characters or more, that `text` ends with (0: none). */
+const trailingPrefix = (text: string, secrets: ReadonlyArray<string>, atLeast: number): number => {
+  let longest = 0
+  for (const secret of effective(secrets)) {
+    for (let n = Math.min(secret.length - 1, text.length); n >= Math.max(atLeast, longest + 1); n--) {
+      if (text.endsWith(secret.slice(0, n))) {
+        longest = n
+        break
+      }
+    }
+  }
+  return longest
+}
+
+/** `redact`, then a trailing prefix of a secret of `MIN_PREFIX` or more characters replaced too: for text cut at its end. */
+export const redactCut = (text: string, secrets: ReadonlyArray<string>): string => {
+  const redacted = redact(text, secrets)
+  const cut = trailingPrefix(redacted, secrets, MIN_PREFIX)
+  return cut === 0 ? redacted : redacted.slice(0, redacted.length - cut) + REDACTED
+}
+
+/** How many characters at the end of `text` could begin a secret (any proper prefix, however short). */
+export const heldBack = (text: string, secrets: ReadonlyArray<string>): number => trailingPrefix(text, secrets, 1)
 
 /** Whether `text` holds any (effective) secret. */
 export const contains = (text: string, secrets: ReadonlyArray<string>): boolean =>

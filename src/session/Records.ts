@@ -4,7 +4,6 @@
  */
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import * as Secrets from "../security/Secrets.js"
 import { ToolResult } from "../tools/ToolResult.js"
 
 const Item = Schema.Record({ key: Schema.String, value: Schema.Unknown })
@@ -93,11 +92,12 @@ export const MAX_RECORD_BYTES = 16 * 1024 * 1024
 export const MAX_DEPTH = 1000
 
 /**
- * The record as its line on disk, `\n` included: serialized once, with every
- * secret replaced, so what is kept in memory (read back from this line) is what
- * the file holds. A record too deep or too large to save is refused with one line.
+ * The record as its line on disk, `\n` included: serialized once, with the key
+ * replaced (`redact`, from the `Secrets` service), so what is kept in memory (read
+ * back from this line) is what the file holds. A record too deep or too large to
+ * save is refused with one line.
  */
-export const encode = (record: SessionRecord, secrets: ReadonlyArray<string>): Either.Either<string, string> => {
+export const encode = (record: SessionRecord, redact: (text: string) => string): Either.Either<string, string> => {
   if (deeperThan(record, MAX_DEPTH)) return Either.left(`it is nested more than ${MAX_DEPTH} levels deep`)
   let text: string
   try {
@@ -105,7 +105,7 @@ export const encode = (record: SessionRecord, secrets: ReadonlyArray<string>): E
   } catch {
     return Either.left("it cannot be written as JSON")
   }
-  const line = Secrets.redact(text, secrets) + "\n"
+  const line = redact(text) + "\n"
   if (Buffer.byteLength(line) > MAX_RECORD_BYTES) return Either.left(`it is larger than ${MAX_RECORD_BYTES / 1024 / 1024} MiB`)
   return Either.right(line)
 }

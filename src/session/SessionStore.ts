@@ -26,7 +26,7 @@ import { fromThrown, SessionDisk } from "./SessionDisk.js"
 import * as SessionDirectory from "./SessionDirectory.js"
 import * as SessionLock from "./SessionLock.js"
 import * as SessionReader from "./SessionReader.js"
-import * as Secrets from "../security/Secrets.js"
+import { Secrets, type SecretsShape } from "../security/Secrets.js"
 import { type Closing, closingRecords, interrupted } from "./TurnClosing.js"
 import type { ResponseItem } from "../model/ResponseItem.js"
 
@@ -94,8 +94,6 @@ export interface SessionOptions {
    * (that one; `ConversationNotFound` when there is no such file).
    */
   readonly conversation?: Conversations.Which
-  /** Strings that must never reach the file (the API key); replaced by `[redacted]`. */
-  readonly secrets?: ReadonlyArray<string>
 }
 
 export class SessionStore extends Context.Tag("mino/SessionStore")<SessionStore, SessionStoreShape>() {
@@ -116,6 +114,7 @@ const { O_APPEND, O_CREAT, O_RDWR } = Fs.constants
 const open = (options: SessionOptions) =>
   Effect.gen(function*() {
     const disk = yield* SessionDisk
+    const secrets = yield* Secrets
     const dir = yield* Either.match(SessionDirectory.sessionsDirectory(options.home), {
       onLeft: (message) => Effect.fail(new SessionHomeError({ message })),
       onRight: Effect.succeed
@@ -187,7 +186,7 @@ const open = (options: SessionOptions) =>
       for (const line of SessionReader.lines(fd)) if (line._tag === "Record") records.push(line.record)
       return records
     }
-    const store = assemble(conversation, durable.append, readRecords, options.secrets ?? [])
+    const store = assemble(conversation, durable.append, readRecords, secrets)
     // A turn a crash left open is closed on disk before anything else happens.
     notices.push(...yield* store.recover(rejected).pipe(Effect.mapError((e) => new SessionOpenError({ path: e.path, message: e.message }))))
     const info: ConversationInfo = {
@@ -209,14 +208,13 @@ const assemble = (
   conversation: Conversation,
   commit: (line: string) => Effect.Effect<Committed, SessionWriteError>,
   readRecords: () => ReadonlyArray<SessionRecord>,
-  secretList: ReadonlyArray<string>
+  secrets: SecretsShape
 ) => {
-  const secrets = Secrets.effective(secretList)
   const stamp = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())
 
   const append = Effect.fn("SessionStore.append")(function*(record: SessionRecord) {
     const line = yield* Either.mapLeft(
-      encode({ ...record, time: record.time ?? (yield* stamp) }, secrets),
+      encode({ ...record, time: record.time ?? (yield* stamp) }, secrets.redact),
       (why) => new RecordRejected({ message: `cannot save the ${record.type.replace("_", " ")}: ${why}; nothing of it was written` })
     )
     conversation.apply(yield* commit(line))
@@ -261,13 +259,12 @@ const assemble = (
 export interface MemorySessionOptions {
   /** Records to start from, as a session file would hold them; a turn left open is closed as on a restart. */
   readonly records?: ReadonlyArray<SessionRecord>
-  /** Strings that must never be kept (the API key); replaced by `[redacted]`. */
-  readonly secrets?: ReadonlyArray<string>
 }
 
 /** The memory store: the same encoding, replay and recovery as the file, with the lines kept in an array. */
 const openMemory = (options: MemorySessionOptions) =>
   Effect.gen(function*() {
+    const secrets = yield* Secrets
     const conversation = new Conversation()
     const kept: Array<SessionRecord> = []
     const commit = (line: string) =>
@@ -277,7 +274,7 @@ const openMemory = (options: MemorySessionOptions) =>
         kept.push(entry.record)
         return entry
       })
-    const store = assemble(conversation, commit, () => kept.slice(), options.secrets ?? [])
+    const store = assemble(conversation, commit, () => kept.slice(), secrets)
     for (const record of options.records ?? []) {
       yield* store.shape.append(record).pipe(Effect.orDie)
     }

@@ -29,7 +29,7 @@ import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
-import * as Secrets from "../security/Secrets.js"
+import { Secrets } from "../security/Secrets.js"
 import * as LineEditor from "./LineEditor.js"
 
 export interface TerminalShape {
@@ -78,8 +78,6 @@ export interface TerminalOptions {
   readonly animated?: boolean
   /** Decode keys and edit lines here (the input is a terminal), instead of reading whole lines. */
   readonly keys?: boolean
-  /** Strings that must never reach the screen (the API key); replaced by `[redacted]`. */
-  readonly secrets?: ReadonlyArray<string>
   /** Ctrl+C (`interrupt`) and Ctrl+\ (`quit`) in raw mode, where the terminal sends no signal. */
   readonly onStopKey?: (key: StopKey) => void
 }
@@ -99,7 +97,7 @@ export class Terminal extends Context.Tag("mino/Terminal")<Terminal, TerminalSha
   static readonly make = (options: TerminalOptions) => make(options)
 
   /** The process's standard input and output. */
-  static readonly layer = (secrets: ReadonlyArray<string>, onStopKey: (key: StopKey) => void = raiseSignal) =>
+  static readonly layer = (onStopKey: (key: StopKey) => void = raiseSignal) =>
     Layer.scoped(
       Terminal,
       Effect.suspend(() =>
@@ -110,7 +108,6 @@ export class Terminal extends Context.Tag("mino/Terminal")<Terminal, TerminalSha
           keys: process.stdin.isTTY === true,
           decorated: decorates(),
           animated: process.stdout.isTTY === true,
-          secrets,
           onStopKey
         })
       )
@@ -137,8 +134,9 @@ const discardedSummary = (lines: number, partial: boolean): string | undefined =
 
 const make = (options: TerminalOptions) =>
   Effect.gen(function*() {
-    const secrets = Secrets.effective(options.secrets ?? [])
-    const redact = (text: string) => Secrets.redact(text, secrets)
+    // The key never reaches the screen: every write is redacted (`Secrets`).
+    const secrets = yield* Secrets
+    const redact = secrets.redact
     const { output } = options
 
     // Standard output closed by its reader: writes stop, and whoever waits on `outputClosed` ends the chat.
@@ -158,18 +156,7 @@ const make = (options: TerminalOptions) =>
     // Streamed model text can split a secret across writes: each write keeps back
     // a tail that could begin one, until the next write shows what follows it.
     let held = ""
-    const heldBack = (text: string): number => {
-      let keep = 0
-      for (const secret of secrets) {
-        for (let n = Math.min(secret.length - 1, text.length); n > keep; n--) {
-          if (text.endsWith(secret.slice(0, n))) {
-            keep = n
-            break
-          }
-        }
-      }
-      return keep
-    }
+    const heldBack = secrets.heldBack
     yield* Effect.addFinalizer(() => Effect.sync(() => raw(held)))
 
     /** `flush` shows held-back text too: before a prompt, which must not wait for more. */

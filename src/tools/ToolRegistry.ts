@@ -3,10 +3,11 @@
  * name. A name the registry does not know is answered with an `unknown_tool`
  * result and never reaches the approval prompt.
  *
- * The registry is also where the API key is kept away from the model: a call
- * whose arguments contain it is refused before approval (what would be shown
- * `[redacted]` must never run with the real key), and every result is redacted
- * here, where it is made, so what is saved, shown and sent is one and the same.
+ * The registry is also where the API key is kept away from the model (it takes
+ * the key from the `Secrets` service): a call whose arguments contain it is
+ * refused before approval (what would be shown `[redacted]` must never run with
+ * the real key), and every result is redacted here, where it is made, so what is
+ * saved, shown and sent is one and the same.
  *
  * A tool cannot take Mino down: a defect (a throw) in its Prepare becomes that
  * call's `invalid_arguments` result, and one in its Execute a `failed` result,
@@ -17,18 +18,13 @@ import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Secrets from "../security/Secrets.js"
+import { Secrets } from "../security/Secrets.js"
 import { type AnyTool, type PreparedCall, type Rejection, rejection, type ToolDefinition } from "./Tool.js"
 import * as ToolResult from "./ToolResult.js"
 
 export interface ToolRegistryShape {
   readonly definitions: ReadonlyArray<ToolDefinition>
   readonly prepare: (name: string, rawArguments: string) => Effect.Effect<PreparedCall, Rejection>
-}
-
-export interface ToolRegistryOptions {
-  /** Values no call may carry and no result may return (the API key). */
-  readonly secrets?: ReadonlyArray<string>
 }
 
 export const CONTAINS_KEY =
@@ -43,35 +39,31 @@ export class DuplicateToolName extends Data.TaggedError("DuplicateToolName")<{ r
 
 export class ToolRegistry extends Context.Tag("mino/ToolRegistry")<ToolRegistry, ToolRegistryShape>() {
   /** A registry of `tools`; refused when two share a name. */
-  static readonly make = (
-    tools: ReadonlyArray<AnyTool>,
-    options: ToolRegistryOptions = {}
-  ): Effect.Effect<ToolRegistryShape, DuplicateToolName> =>
-    Effect.suspend(() => {
+  static readonly make = (tools: ReadonlyArray<AnyTool>): Effect.Effect<ToolRegistryShape, DuplicateToolName, Secrets> =>
+    Effect.gen(function*() {
+      const secrets = yield* Secrets
       const byName = new Map<string, AnyTool>()
       for (const tool of tools) {
-        if (byName.has(tool.definition.name)) return Effect.fail(new DuplicateToolName({ name: tool.definition.name }))
+        if (byName.has(tool.definition.name)) return yield* new DuplicateToolName({ name: tool.definition.name })
         byName.set(tool.definition.name, tool)
       }
-      const secrets = Secrets.effective(options.secrets ?? [])
-      const clean = (result: ToolResult.ToolResult) => ToolResult.redact(result, secrets)
+      const clean = (result: ToolResult.ToolResult) => ToolResult.redact(result, secrets.redact)
       const prepare = (name: string, rawArguments: string): Effect.Effect<PreparedCall, Rejection> => {
         const tool = byName.get(name)
         if (tool === undefined) {
           return Effect.fail(rejection(clean(ToolResult.make("unknown_tool", `Mino has no tool named ${JSON.stringify(name)}.`))))
         }
-        if (Secrets.inJson(rawArguments, secrets)) return Effect.fail(rejection(ToolResult.make("invalid_arguments", CONTAINS_KEY)))
+        if (secrets.inJson(rawArguments)) return Effect.fail(rejection(ToolResult.make("invalid_arguments", CONTAINS_KEY)))
         return guard(tool, rawArguments).pipe(
           Effect.map((call): PreparedCall => ({ display: call.display, execute: (cancel) => Effect.map(call.execute(cancel), clean) })),
           Effect.mapError((refused) => rejection(clean(refused.result)))
         )
       }
-      return Effect.succeed<ToolRegistryShape>({ definitions: tools.map((tool) => tool.definition), prepare })
+      return ToolRegistry.of({ definitions: tools.map((tool) => tool.definition), prepare })
     })
 
-  /** A registry of the given tools; the application's is built in `main.ts` with bash alone. */
-  static readonly layer = (tools: ReadonlyArray<AnyTool>, options: ToolRegistryOptions = {}) =>
-    Layer.effect(ToolRegistry, ToolRegistry.make(tools, options))
+  /** A registry of the given tools; the application's (`Mino.layer`) holds bash. */
+  static readonly layer = (tools: ReadonlyArray<AnyTool>) => Layer.effect(ToolRegistry, ToolRegistry.make(tools))
 }
 
 /** Prepare and Execute with their defects turned into the call's result; interruption passes through. */

@@ -11,7 +11,6 @@
  * - `cancelled`: Mino was stopped (Ctrl+C, a signal) while it ran; its group was killed.
  */
 import * as Schema from "effect/Schema"
-import * as Secrets from "../security/Secrets.js"
 
 export const ToolStatus = Schema.Literal(
   "completed",
@@ -37,9 +36,9 @@ export type ToolResult = typeof ToolResult.Type
 
 export const make = (status: ToolStatus, output: string): ToolResult => ({ status, output })
 
-/** The result with every secret in its text replaced: done once, where the result is made. */
-export const redact = (result: ToolResult, secrets: ReadonlyArray<string>): ToolResult => {
-  const output = Secrets.redact(result.output, secrets)
+/** The result with the key in its text replaced (`redact`, from `Secrets`): done once, where the result is made. */
+export const redact = (result: ToolResult, redact: (text: string) => string): ToolResult => {
+  const output = redact(result.output)
   return output === result.output ? result : { ...result, output }
 }
 

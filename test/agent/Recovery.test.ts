@@ -8,14 +8,8 @@ import * as Effect from "effect/Effect"
 import * as ResponsesServer from "../../src/model/ResponsesServer.js"
 import { INTERRUPTED_NOTICE } from "../../src/session/Recovery.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
-import { erase } from "../../src/tools/Tool.js"
-import { BashRunner } from "../../src/tools/bash/BashRunner.js"
-import * as BashTool from "../../src/tools/bash/BashTool.js"
 import * as EchoTool from "../support/EchoTool.js"
-import { API_KEY, inputOf, scriptedModel, sessionFile, sessionLines, tempDir, turn, withAgent } from "../support/Harness.js"
-
-const bashTool = (cwd: string) =>
-  Effect.provide(BashTool.make({ cwd, parentEnv: process.env, secrets: [API_KEY] }), BashRunner.layer).pipe(Effect.map(erase))
+import { inputOf, scriptedModel, sessionFile, sessionLines, tempDir, turn, withAgent } from "../support/Harness.js"
 
 describe("bash integration", () => {
   it.scopedLive("writes and reads a marker, sends the paired result, and a follow-up after reopening runs nothing old", () =>
@@ -28,8 +22,8 @@ describe("bash integration", () => {
         ResponsesServer.textResponse("The marker is there."),
         ResponsesServer.textResponse("Nothing to run this time.")
       ])
-      const tools = [yield* bashTool(work)]
-      const first = yield* withAgent({ home, url: server.url, tools }, turn("write the marker"))
+      const bash = { cwd: work, parentEnv: process.env }
+      const first = yield* withAgent({ home, url: server.url, tools: [], bash }, turn("write the marker"))
       expect(first.outcome.status).toBe("completed")
       expect(Fs.readFileSync(Path.join(work, "marker.txt"), "utf8")).toBe("marker-7b1\n")
       const sent = inputOf((yield* server.requests)[1]!).at(-1)
@@ -39,7 +33,7 @@ describe("bash integration", () => {
         output: JSON.stringify({ status: "completed", output: "marker-7b1\n", exit_code: 0 })
       })
 
-      const second = yield* withAgent({ home, url: server.url, tools }, turn("anything else?"))
+      const second = yield* withAgent({ home, url: server.url, tools: [], bash }, turn("anything else?"))
       expect(second.outcome.status).toBe("completed")
       // The old command did not run again; the completed turn is replayed as context.
       expect(Fs.readFileSync(Path.join(work, "marker.txt"), "utf8")).toBe("marker-7b1\n")

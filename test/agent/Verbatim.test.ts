@@ -7,10 +7,12 @@
 import * as Fs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as ResponsesServer from "../../src/model/ResponsesServer.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import * as EchoTool from "../support/EchoTool.js"
 import { inputOf, scriptedModel, sessionFile, sessionLines, tempDir, turn, types, withAgent } from "../support/Harness.js"
+import { Secrets } from "../../src/security/Secrets.js"
 
 /** A completed response whose output is `items`, given as JSON text and sent as is. */
 const rawResponse = (id: string, items: ReadonlyArray<string>): ResponsesServer.Reply => [
@@ -91,7 +93,7 @@ describe("verbatim output items", () => {
         const big = { type: "message", role: "assistant", content: [{ type: "output_text", text: "x".repeat(17 * 1024 * 1024) }] }
         const refused = yield* Effect.flip(store.append({ type: "model_response", turn_id: "t1", output: [big] }))
         return { refused, before, after: Fs.readFileSync(store.path), turn: yield* store.openTurn("t1") }
-      })).pipe(Effect.provide(SessionStore.layer({ home })))
+      })).pipe(Effect.provide(SessionStore.layer({ home }).pipe(Layer.provide(Secrets.layerNone))))
       expect(outcome.refused._tag).toBe("RecordRejected")
       expect(outcome.refused.message).toBe("cannot save the model response: it is larger than 16 MiB; nothing of it was written")
       expect(outcome.after.equals(outcome.before)).toBe(true)

@@ -4,6 +4,7 @@ import * as path from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Secrets from "../../src/security/Secrets.js"
 import { type BashOperation, BashRunner, PIPE_DRAIN_MS } from "../../src/tools/bash/BashRunner.js"
 import * as ChildEnvironment from "../../src/tools/bash/ChildEnvironment.js"
 
@@ -13,14 +14,14 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
 const operation = (command: string, overrides: Partial<BashOperation> = {}): BashOperation => ({
   command,
   cwd: dir,
-  env: ChildEnvironment.make({ parentEnv: process.env, cwd: dir, secrets: [] }),
+  env: ChildEnvironment.make({ parentEnv: process.env, cwd: dir, secrets: Secrets.make("") }),
   timeoutMs: 10_000,
   outputLimitBytes: 65_536,
   ...overrides
 })
 
 const run = (op: BashOperation, cancel?: Effect.Effect<string>) =>
-  Effect.scoped(Effect.flatMap(BashRunner, (runner) => runner.run(op, cancel))).pipe(Effect.provide(BashRunner.layer))
+  Effect.scoped(Effect.flatMap(BashRunner, (runner) => runner.run(op, cancel))).pipe(Effect.provide(BashRunner.layer), Effect.provide(Secrets.Secrets.layerNone))
 
 /** Blocks this thread, and with it Node's event loop and every timer of Mino's, as a SIGSTOP would. */
 const freezeEventLoop = (ms: number): void => {

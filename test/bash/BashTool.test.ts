@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as fc from "fast-check"
+import * as Secrets from "../../src/security/Secrets.js"
 import { BashRunner } from "../../src/tools/bash/BashRunner.js"
 import * as BashTool from "../../src/tools/bash/BashTool.js"
 import * as ChildEnvironment from "../../src/tools/bash/ChildEnvironment.js"
@@ -26,7 +27,7 @@ const parentEnv: Readonly<Record<string, string>> = {
 }
 
 const makeTool = (options: Partial<BashTool.BashToolOptions> = {}) =>
-  BashTool.make({ cwd: dir, parentEnv, secrets: [API_KEY], ...options }).pipe(Effect.provide(BashRunner.layer))
+  BashTool.make({ cwd: dir, parentEnv, ...options }).pipe(Effect.provide(BashRunner.layer), Effect.provide(Secrets.Secrets.layer(API_KEY)))
 
 const rejectionOf = (rawArguments: string) =>
   Effect.gen(function* () {
@@ -320,7 +321,7 @@ describe("ChildEnvironment", () => {
     const env = ChildEnvironment.make({
       parentEnv: { SECRET: "x", LOGNAME: "me", EDITOR: "vi", BASH_ENV: "/etc/evil", PATH: "" },
       cwd: "/work",
-      secrets: []
+      secrets: Secrets.make("")
     })
     expect(env).toEqual({
       PATH: "/usr/local/bin:/usr/bin:/bin",
@@ -338,7 +339,7 @@ describe("ChildEnvironment", () => {
     const env = ChildEnvironment.make({
       parentEnv: { HOME: `/home/${API_KEY}`, PATH: `/bin:${API_KEY}`, USER: "me", OPENAI_API_KEY: API_KEY },
       cwd: `/src/${API_KEY}`,
-      secrets: [API_KEY, ""]
+      secrets: Secrets.make(API_KEY)
     })
     expect(env).toEqual({
       PATH: "/usr/local/bin:/usr/bin:/bin",

@@ -12,7 +12,7 @@ import * as Screen from "../support/Screen.js"
 const chat = (typed: ReadonlyArray<string>, replies: Parameters<typeof scriptedModel>[0]) =>
   Effect.gen(function*() {
     const server = yield* scriptedModel(replies)
-    const screen = Screen.make(typed, { interactive: true, secrets: [API_KEY] })
+    const screen = Screen.make(typed, { interactive: true, apiKey: API_KEY })
     const layer = agentLayer({ home: tempDir("gateway"), url: server.url, tools: [EchoTool.make()], approver: Approver.layer }).pipe(
       Layer.provideMerge(screen.layer)
     )

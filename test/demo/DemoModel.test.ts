@@ -6,9 +6,6 @@ import * as Layer from "effect/Layer"
 import { Approver } from "../../src/approval/Approver.js"
 import * as Gateway from "../../src/cli/Gateway.js"
 import * as DemoModel from "../../src/demo/DemoModel.js"
-import { erase } from "../../src/tools/Tool.js"
-import { BashRunner } from "../../src/tools/bash/BashRunner.js"
-import * as BashTool from "../../src/tools/bash/BashTool.js"
 import { agentLayer, sessionLines, tempDir, types } from "../support/Harness.js"
 import * as Screen from "../support/Screen.js"
 
@@ -28,8 +25,7 @@ describe("demo model", () => {
       const work = tempDir("demo-work")
       const server = yield* DemoModel.start
       const screen = Screen.make(["run echo demo-ok > out.txt && cat out.txt", "y"], { interactive: true })
-      const bash = yield* Effect.provide(BashTool.make({ cwd: work, parentEnv: process.env, secrets: [] }), BashRunner.layer)
-      const layer = agentLayer({ home, url: server.url, tools: [erase(bash)], approver: Approver.layer }).pipe(
+      const layer = agentLayer({ home, url: server.url, tools: [], bash: { cwd: work, parentEnv: process.env }, approver: Approver.layer }).pipe(
         Layer.provideMerge(screen.layer)
       )
       yield* Effect.scoped(Effect.provide(Gateway.run({ banner: "demo" }), layer))

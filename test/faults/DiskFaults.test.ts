@@ -18,6 +18,7 @@ import * as EchoTool from "../support/EchoTool.js"
 import * as FaultyDisk from "../support/FaultyDisk.js"
 import { agentLayer, scriptedModel, sessionLines, tempDir, types } from "../support/Harness.js"
 import * as Screen from "../support/Screen.js"
+import { Secrets } from "../../src/security/Secrets.js"
 
 describe("disk faults", () => {
   // The fault is armed while the first turn's tool runs, so `after` counts that turn's
@@ -94,7 +95,7 @@ describe("disk faults", () => {
           committed += 1
         }
         return { committed, error: "", context: committed }
-      })).pipe(Effect.provide(SessionStore.layer({ home })))
+      })).pipe(Effect.provide(SessionStore.layer({ home }).pipe(Layer.provide(Secrets.layerNone))))
       try {
         expect(result.error).toContain("ENOSPC")
         expect(result.committed).toBeGreaterThan(0)

@@ -23,6 +23,7 @@ import { ToolRegistry } from "../../src/tools/ToolRegistry.js"
 import * as ToolResult from "../../src/tools/ToolResult.js"
 import { BashRunner } from "../../src/tools/bash/BashRunner.js"
 import * as BashTool from "../../src/tools/bash/BashTool.js"
+import { Secrets } from "../../src/security/Secrets.js"
 
 // ---------------------------------------------------------------------------
 // A runner that must never run: it counts calls and executions.
@@ -43,12 +44,13 @@ const neverRun = Layer.succeed(
 )
 
 const tool = Effect.runSync(
-  BashTool.make({ cwd: "/nonexistent/mino-fuzz", parentEnv: { PATH: "/usr/bin:/bin" }, secrets: [] }).pipe(
-    Effect.provide(neverRun)
+  BashTool.make({ cwd: "/nonexistent/mino-fuzz", parentEnv: { PATH: "/usr/bin:/bin" } }).pipe(
+    Effect.provide(neverRun),
+    Effect.provide(Secrets.layerNone)
   )
 )
 // The path the Agent takes: the registry over the type-erased tool.
-const registry = Effect.runSync(ToolRegistry.make([erase(tool)]))
+const registry = Effect.runSync(ToolRegistry.make([erase(tool)]).pipe(Effect.provide(Secrets.layerNone)))
 
 // ---------------------------------------------------------------------------
 // The independent oracle.

@@ -15,12 +15,10 @@ import { Approver } from "../../src/approval/Approver.js"
 import * as Gateway from "../../src/cli/Gateway.js"
 import * as ResponsesServer from "../../src/model/ResponsesServer.js"
 import { Terminal } from "../../src/terminal/Terminal.js"
-import { erase } from "../../src/tools/Tool.js"
-import { BashRunner } from "../../src/tools/bash/BashRunner.js"
-import * as BashTool from "../../src/tools/bash/BashTool.js"
 import { agentLayer, API_KEY, scriptedModel, tempDir } from "../support/Harness.js"
 import * as Screen from "../support/Screen.js"
 import { cutAt, textInPieces } from "./Streams.js"
+import { Secrets } from "../../src/security/Secrets.js"
 
 const KEY = API_KEY
 
@@ -56,7 +54,7 @@ const chat = (typed: ReadonlyArray<string>, replies: Parameters<typeof scriptedM
   Effect.gen(function*() {
     const home = tempDir("secrets-home")
     const server = yield* scriptedModel(replies)
-    const bash = yield* BashTool.make({
+    const bash = {
       cwd,
       parentEnv: {
         PATH: process.env["PATH"] ?? "/usr/bin:/bin",
@@ -66,11 +64,10 @@ const chat = (typed: ReadonlyArray<string>, replies: Parameters<typeof scriptedM
         MINO_COPY_OF_KEY: KEY,
         TMPDIR: `/tmp/${KEY}`,
         LANG: `C.UTF-8${KEY}`
-      },
-      secrets: [KEY]
-    }).pipe(Effect.provide(BashRunner.layer))
-    const screen = Screen.make(typed, { interactive: true, secrets: [KEY] })
-    const layer = agentLayer({ home, url: server.url, tools: [erase(bash)], approver: Approver.layer }).pipe(
+      }
+    }
+    const screen = Screen.make(typed, { interactive: true, apiKey: KEY })
+    const layer = agentLayer({ home, url: server.url, apiKey: KEY, tools: [], bash, approver: Approver.layer }).pipe(
       Layer.provideMerge(screen.layer)
     )
     yield* Effect.scoped(Effect.provide(Gateway.run({ banner: "BANNER" }), layer))
@@ -166,7 +163,9 @@ describe("the API key", () => {
         let written = ""
         output.on("data", (chunk: Buffer) => void (written += chunk.toString("utf8")))
         await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-          const terminal = yield* Terminal.make({ input: new PassThrough(), output, interactive: true, decorated: false, secrets: [KEY] })
+          const terminal = yield* Terminal.make({ input: new PassThrough(), output, interactive: true, decorated: false }).pipe(
+            Effect.provide(Secrets.layer(KEY))
+          )
           for (const piece of pieces) yield* terminal.write(piece)
         })))
         await new Promise((resolve) => setImmediate(resolve))

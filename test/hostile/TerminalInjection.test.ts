@@ -23,6 +23,7 @@ import * as BashTool from "../../src/tools/bash/BashTool.js"
 import { agentLayer, scriptedModel, tempDir } from "../support/Harness.js"
 import * as Screen from "../support/Screen.js"
 import { cutAt, textInPieces } from "./Streams.js"
+import { Secrets } from "../../src/security/Secrets.js"
 
 // ---------------------------------------------------------------------------
 // What must never reach the screen raw, written out independently of Escape.
@@ -70,7 +71,7 @@ const parentEnv: Readonly<Record<string, string>> = {
   TMPDIR: "/tmp/\u202etxt.exe\b\b\u00ad"
 }
 
-const makeTool = BashTool.make({ cwd, parentEnv, secrets: [] }).pipe(Effect.provide(BashRunner.layer))
+const makeTool = BashTool.make({ cwd, parentEnv }).pipe(Effect.provide(BashRunner.layer), Effect.provide(Secrets.layerNone))
 
 /**
  * The approval screen for `command`, checked: nothing raw, the fixed layout

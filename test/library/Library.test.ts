@@ -7,19 +7,22 @@ import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { Agent, Approver, ModelClient, SessionStore, ToolRegistry, INTERRUPTED_NOTICE } from "mino-agent"
+import { Approver, INTERRUPTED_NOTICE, Mino, Secrets, SessionStore } from "mino-agent"
 import { ResponsesServer, scriptedServer } from "mino-agent/testing"
 import { askOnce } from "../../examples/library.js"
 import * as EchoTool from "../support/EchoTool.js"
 import { inputOf, scriptedModel, sessionLines, tempDir, turn, types } from "../support/Harness.js"
 
-const memoryAgent = (url: string, store: Layer.Layer<SessionStore>) =>
-  Agent.layer({ model: "test-model", instructions: "test" }).pipe(
-    Layer.provideMerge(store),
-    Layer.provide(ModelClient.layer({ apiKey: "sk-memory-test-key", baseURL: url, maxRetries: 0 })),
-    Layer.provide(ToolRegistry.layer([EchoTool.make()])),
-    Layer.provide(Approver.layerStatic(() => true))
-  )
+const memoryAgent = (url: string) =>
+  Mino.layer({
+    apiKey: "sk-memory-test-key",
+    endpoint: { baseURL: url, maxRetries: 0 },
+    model: "test-model",
+    instructions: "test",
+    session: "memory",
+    tools: [EchoTool.make()],
+    approver: Approver.layerStatic(() => true)
+  })
 
 describe("library entry point", () => {
   it.scopedLive("the README's example runs a turn with its own tool and approver", () =>
@@ -50,7 +53,7 @@ describe("library entry point", () => {
       expect(types(sessionLines(home))).not.toContain("tool_start")
     }))
 
-  it.scopedLive("SessionStore.layerMemory: turns replay as from a file, with no file and the key redacted", () =>
+  it.scopedLive("a memory session: turns replay as from a file, with no file, the key redacted and a call carrying it refused", () =>
     Effect.gen(function*() {
       const home = tempDir("memory")
       const server = yield* scriptedServer([
@@ -62,10 +65,12 @@ describe("library entry point", () => {
         expect((yield* turn("echo the key")).outcome.status).toBe("completed")
         expect((yield* turn("once more")).outcome.status).toBe("completed")
         return yield* (yield* SessionStore).records
-      }).pipe(Effect.provide(memoryAgent(server.url, SessionStore.layerMemory({ secrets: ["sk-memory-test-key"] }))))
+      }).pipe(Effect.provide(memoryAgent(server.url)))
+      // The key given once to Mino.layer reaches the registry: the call that carries it never runs.
       expect(records.map((record) => record.type)).toEqual([
-        "user_input", "model_response", "tool_start", "tool_result", "model_response", "turn_end", "user_input", "model_response", "turn_end"
+        "user_input", "model_response", "tool_result", "model_response", "turn_end", "user_input", "model_response", "turn_end"
       ])
+      expect(records.find((record) => record.type === "tool_result")).toMatchObject({ result: { status: "invalid_arguments" } })
       expect(records.every((record) => typeof record.time === "string")).toBe(true)
       expect(JSON.stringify(records)).not.toContain("sk-memory-test-key")
       // The second turn's request replays the first, completed turn.
@@ -83,7 +88,7 @@ describe("library entry point", () => {
         { type: "model_response" as const, turn_id: "t1", output: [{ type: "function_call", call_id: "c1", name: "echo", arguments: "{}" }] },
         { type: "tool_start" as const, turn_id: "t1", call_id: "c1" }
       ]
-      const store = yield* Effect.provide(SessionStore, SessionStore.layerMemory({ records: open }))
+      const store = yield* Effect.provide(SessionStore, SessionStore.layerMemory({ records: open }).pipe(Layer.provide(Secrets.layerNone)))
       // The chapter's notice, then the command whose outcome is unknown.
       expect(store.notices).toEqual([INTERRUPTED_NOTICE, "Outcome unknown: echo \"{}\""])
       const records = yield* store.records

@@ -8,6 +8,7 @@ import type * as Net from "node:net"
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
@@ -16,6 +17,7 @@ import * as HttpTransport from "../../src/model/HttpTransport.js"
 import { ModelClient, type ModelClientConfig } from "../../src/model/ModelClient.js"
 import * as ResponsesServer from "../../src/model/ResponsesServer.js"
 import { VERSION } from "../../src/version.js"
+import { Secrets } from "../../src/security/Secrets.js"
 
 const KEY = "sk-test-0123456789abcdef"
 
@@ -25,7 +27,7 @@ const run = (url: string, config: Partial<ModelClientConfig> = {}) =>
   Effect.gen(function*() {
     const client = yield* ModelClient
     return yield* Effect.either(Stream.runCollect(client.respond(request)))
-  }).pipe(Effect.provide(ModelClient.layer({ apiKey: KEY, baseURL: url, maxRetries: 0, ...config })))
+  }).pipe(Effect.provide(ModelClient.layer({ baseURL: url, maxRetries: 0, ...config }).pipe(Layer.provide(Secrets.layer(KEY)))))
 
 /** A plain HTTP server for what the Responses server does not do; the scope closes it. */
 const plainServer = (handler: Http.RequestListener) =>
@@ -56,7 +58,7 @@ describe("HttpTransport", () => {
       yield* Effect.gen(function*() {
         const client = yield* ModelClient
         for (let i = 0; i < 3; i++) yield* Stream.runDrain(client.respond(request))
-      }).pipe(Effect.provide(ModelClient.layer({ apiKey: KEY, baseURL: server.url, maxRetries: 0 })))
+      }).pipe(Effect.provide(ModelClient.layer({ baseURL: server.url, maxRetries: 0 }).pipe(Layer.provide(Secrets.layer(KEY)))))
       expect(yield* server.requests).toHaveLength(3)
       expect(yield* server.openConnections).toBeLessThanOrEqual(1)
     }))

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
@@ -8,6 +9,7 @@ import * as Stream from "effect/Stream"
 import { ModelClient, type ModelClientConfig, type ModelError, type ModelEvent, type ModelRequest } from "../../src/model/ModelClient.js"
 import * as ResponsesServer from "../../src/model/ResponsesServer.js"
 import type { ToolDefinition } from "../../src/tools/Tool.js"
+import { Secrets } from "../../src/security/Secrets.js"
 
 const KEY = "sk-test-0123456789abcdef"
 
@@ -38,7 +40,7 @@ const respond = (url: string, config: Partial<ModelClientConfig> = {}) =>
   Effect.gen(function* () {
     const client = yield* ModelClient
     return client.respond(request)
-  }).pipe(Effect.provide(ModelClient.layer({ apiKey: KEY, baseURL: url, maxRetries: 0, ...config })))
+  }).pipe(Effect.provide(ModelClient.layer({ baseURL: url, maxRetries: 0, ...config }).pipe(Layer.provide(Secrets.layer(KEY)))))
 
 /** Runs the stream to its end, keeping what it emitted and how it ended. */
 const collect = (stream: Stream.Stream<ModelEvent, ModelError>) =>

@@ -18,6 +18,7 @@ import * as ResponsesServer from "../../src/model/ResponsesServer.js"
 import * as EchoTool from "../support/EchoTool.js"
 import { agentLayer, API_KEY, scriptedModel, sessionLines, tempDir, turn, types, withAgent } from "../support/Harness.js"
 import * as Screen from "../support/Screen.js"
+import { Secrets } from "../../src/security/Secrets.js"
 
 const CAP_MS = 40
 
@@ -123,7 +124,7 @@ describe("retries before the stream starts", () => {
           event._tag === "Retrying" ? Deferred.succeed(announced, event.message) : Effect.void)
       }).pipe(
         // The shipped configuration: no retry setting at all.
-        Effect.provide(ModelClient.layer({ apiKey: API_KEY, baseURL: server.url })),
+        Effect.provide(ModelClient.layer({ baseURL: server.url }).pipe(Layer.provide(Secrets.layer(API_KEY)))),
         Effect.fork
       )
       expect(yield* Deferred.await(announced)).toBe("HTTP 429 from the model endpoint; retrying in 10 s (1/2)")
@@ -137,7 +138,7 @@ describe("retries before the stream starts", () => {
         ResponsesServer.httpError(429, "Rate limit reached", { "retry-after": "3" }),
         ResponsesServer.textResponse("made it")
       ])
-      const screen = Screen.make(["hello"], { interactive: true, secrets: [API_KEY] })
+      const screen = Screen.make(["hello"], { interactive: true, apiKey: API_KEY })
       const layer = agentLayer({ ...shipped(server.url), approver: Approver.layer }).pipe(Layer.provideMerge(screen.layer))
       yield* Effect.scoped(Effect.provide(Gateway.run({ banner: "BANNER" }), layer))
       expect(screen.screen()).toContain(

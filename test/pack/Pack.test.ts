@@ -159,7 +159,7 @@ describe("the packed tarball", () => {
         Fs.writeFileSync(Path.join(project, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }))
         succeeded("npm install", yield* run("npm", [
           "install", "--no-audit", "--no-fund", "--save-exact",
-          tarball, "effect@3.22", "@effect/platform@0.97", "@effect/platform-node@0.108", "@types/node@20.19.43"
+          tarball, "effect@3.22", "@effect/platform@0.97", "@types/node@20.19.43"
         ], project))
         // One Effect: none nested under mino.
         expect(Fs.existsSync(Path.join(project, "node_modules", "mino-agent", "node_modules", "effect"))).toBe(false)

@@ -7,14 +7,16 @@
 import * as Fs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Exit from "effect/Exit"
 import * as Conversations from "../../src/session/Conversations.js"
 import type { SessionRecord } from "../../src/session/Records.js"
 import { type SessionOptions, SessionStore } from "../../src/session/SessionStore.js"
 import { tempDir } from "../support/Harness.js"
+import { Secrets } from "../../src/security/Secrets.js"
 
 const withStore = <A, E>(options: SessionOptions, use: Effect.Effect<A, E, SessionStore>) =>
-  Effect.scoped(Effect.provide(use, SessionStore.layer(options)))
+  Effect.scoped(Effect.provide(use, SessionStore.layer(options).pipe(Layer.provide(Secrets.layerNone))))
 
 const turn = (turnId: string, text: string): ReadonlyArray<SessionRecord> => [
   { type: "user_input", turn_id: turnId, text },

@@ -8,6 +8,7 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as fc from "fast-check"
 import { encode, isRecord, SessionRecord } from "../../src/session/Records.js"
+import * as Secrets from "../../src/security/Secrets.js"
 
 const isSchemaRecord = Schema.is(SessionRecord)
 
@@ -49,7 +50,7 @@ describe("records", () => {
 
   it("encoding keeps __proto__ and constructor keys, redacts secrets once, and ends the line", () => {
     const item = JSON.parse("{\"type\":\"x\",\"__proto__\":{\"a\":1},\"constructor\":{\"b\":2},\"text\":\"key sk-secret-123456\"}") as Record<string, unknown>
-    const line = encode({ type: "model_response", turn_id: "t", output: [item] }, ["sk-secret-123456"])
+    const line = encode({ type: "model_response", turn_id: "t", output: [item] }, (text) => Secrets.redact(text, ["sk-secret-123456"]))
     expect(line).toEqual(Either.right("{\"type\":\"model_response\",\"turn_id\":\"t\",\"output\":[{\"type\":\"x\",\"__proto__\":{\"a\":1},\"constructor\":{\"b\":2},\"text\":\"key [redacted]\"}]}\n"))
   })
 })

@@ -12,15 +12,17 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Exit from "effect/Exit"
 import { INTERRUPTED_NOTICE, INTERRUPTED_TEXT_NOTICE } from "../../src/session/Recovery.js"
 import type { SessionRecord } from "../../src/session/Records.js"
 import * as SessionReader from "../../src/session/SessionReader.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import { sessionLines, tempDir } from "../support/Harness.js"
+import { Secrets } from "../../src/security/Secrets.js"
 
 const open = <A, E>(home: string | undefined, use: Effect.Effect<A, E, SessionStore>, sessionId?: string) =>
-  Effect.scoped(Effect.provide(use, SessionStore.layer({ home, ...(sessionId === undefined ? {} : { sessionId }) })))
+  Effect.scoped(Effect.provide(use, SessionStore.layer({ home, ...(sessionId === undefined ? {} : { sessionId }) }).pipe(Layer.provide(Secrets.layerNone))))
 
 const opened = (home: string, sessionId?: string) =>
   open(home, Effect.map(SessionStore, (store) => ({ notices: store.notices, path: store.path })), sessionId)

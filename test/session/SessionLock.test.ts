@@ -10,14 +10,16 @@ import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Exit from "effect/Exit"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import { tempDir } from "../support/Harness.js"
+import { Secrets } from "../../src/security/Secrets.js"
 
 const HOLDER = fileURLToPath(new URL("../support/hold-session.mjs", import.meta.url))
 
 const withStore = <A, E>(home: string, use: Effect.Effect<A, E, SessionStore>) =>
-  Effect.scoped(Effect.provide(use, SessionStore.layer({ home })))
+  Effect.scoped(Effect.provide(use, SessionStore.layer({ home }).pipe(Layer.provide(Secrets.layerNone))))
 
 /** Whether opening the session under `home` is refused as busy. */
 const busy = (home: string) =>

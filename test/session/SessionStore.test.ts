@@ -12,9 +12,10 @@ import { SessionDisk } from "../../src/session/SessionDisk.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import * as FaultyDisk from "../support/FaultyDisk.js"
 import { API_KEY, sessionFile, sessionLines, tempDir, types } from "../support/Harness.js"
+import { Secrets } from "../../src/security/Secrets.js"
 
 const storeLayer = (home: string, disk: Layer.Layer<SessionDisk> = SessionDisk.layer) =>
-  SessionStore.layerOnDisk({ home, secrets: [API_KEY] }).pipe(Layer.provide(disk))
+  SessionStore.layerOnDisk({ home }).pipe(Layer.provide(disk), Layer.provide(Secrets.layer(API_KEY)))
 
 const withStore = <A, E>(home: string, use: Effect.Effect<A, E, SessionStore>, disk?: Layer.Layer<SessionDisk>) =>
   Effect.scoped(Effect.provide(use, storeLayer(home, disk)))

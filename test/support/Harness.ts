@@ -7,18 +7,18 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
+import type * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import { Agent } from "../../src/agent/Agent.js"
 import type { AgentEvent } from "../../src/agent/AgentEvent.js"
 import { Approver } from "../../src/approval/Approver.js"
-import { ModelClient } from "../../src/model/ModelClient.js"
+import * as Mino from "../../src/Mino.js"
 import * as ResponsesServer from "../../src/model/ResponsesServer.js"
-import { SessionDisk } from "../../src/session/SessionDisk.js"
-import { SessionStore } from "../../src/session/SessionStore.js"
+import type { Secrets } from "../../src/security/Secrets.js"
+import type { SessionDisk } from "../../src/session/SessionDisk.js"
+import type { SessionStore } from "../../src/session/SessionStore.js"
 import type { AnyTool, ToolDisplay } from "../../src/tools/Tool.js"
-import { ToolRegistry } from "../../src/tools/ToolRegistry.js"
 
 export const API_KEY = "sk-test-7f3a9c1e5b2d4f6a8c0e"
 
@@ -56,9 +56,13 @@ export const scriptedModel = (replies: ReadonlyArray<ResponsesServer.Reply | ((r
 export interface AgentSetup<R = never> {
   readonly home: string
   readonly url: string
+  /** The key Mino is given (default `API_KEY`): sent, and redacted everywhere. */
+  readonly apiKey?: string
   readonly tools: ReadonlyArray<AnyTool>
+  /** The bash tool, built by Mino beside `tools`. */
+  readonly bash?: Mino.BashOptions
   readonly approve?: (display: ToolDisplay) => boolean
-  readonly approver?: Layer.Layer<Approver, never, R>
+  readonly approver?: Layer.Layer<Approver, never, R | Secrets>
   /** The disk under the session (default: the real one); tests inject faults through it. */
   readonly disk?: Layer.Layer<SessionDisk>
   readonly idleTimeoutMs?: number
@@ -69,19 +73,23 @@ export interface AgentSetup<R = never> {
   readonly shippedRetries?: { readonly waitCapMs: number }
 }
 
-/** The Agent (and its SessionStore) over real layers: loopback model, fsynced session under `home`, the given tools. */
+/** The Agent (and its SessionStore) composed as Mino composes them: loopback model, fsynced session under `home`, the given tools. */
 export const agentLayer = <R = never>(setup: AgentSetup<R>) =>
-  Agent.layer({ model: "test-model", instructions: "test instructions" }).pipe(
-    Layer.provide(ModelClient.layer({
-      apiKey: API_KEY,
+  Mino.layer({
+    apiKey: setup.apiKey ?? API_KEY,
+    endpoint: {
       baseURL: setup.url,
       idleTimeoutMs: setup.idleTimeoutMs ?? 5_000,
       ...(setup.shippedRetries === undefined ? { maxRetries: 0 } : { retryWaitCapMs: setup.shippedRetries.waitCapMs })
-    })),
-    Layer.provideMerge(SessionStore.layerOnDisk({ home: setup.home, secrets: [API_KEY] }).pipe(Layer.provide(setup.disk ?? SessionDisk.layer))),
-    Layer.provide(ToolRegistry.layer(setup.tools, { secrets: [API_KEY] })),
-    Layer.provide(setup.approver ?? Approver.layerStatic(setup.approve ?? (() => true))),
-  )
+    },
+    model: "test-model",
+    instructions: "test instructions",
+    session: { home: setup.home },
+    ...(setup.disk === undefined ? {} : { disk: setup.disk }),
+    tools: setup.tools,
+    ...(setup.bash === undefined ? {} : { bash: setup.bash }),
+    approver: setup.approver ?? Approver.layerStatic(setup.approve ?? (() => true))
+  })
 
 /** Runs one turn, collecting its display events. */
 export const turn = (input: string) =>
@@ -93,7 +101,7 @@ export const turn = (input: string) =>
   })
 
 /** Runs `effect` with a freshly opened Agent, closing the session (and its lock) afterwards. */
-export const withAgent = <A, E>(setup: AgentSetup, effect: Effect.Effect<A, E, Agent | SessionStore | Scope.Scope>) =>
+export const withAgent = <A, E>(setup: AgentSetup, effect: Effect.Effect<A, E, Agent | SessionStore | Secrets | Scope.Scope>) =>
   Effect.scoped(Effect.provide(effect, agentLayer(setup)))
 
 /** The input items of a logged request. */

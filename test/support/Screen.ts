@@ -6,11 +6,14 @@
  */
 import { PassThrough } from "node:stream"
 import { PROMPT } from "../../src/approval/Approver.js"
+import * as Layer from "effect/Layer"
+import { Secrets } from "../../src/security/Secrets.js"
 import { Terminal } from "../../src/terminal/Terminal.js"
 
 export interface ScreenOptions {
   readonly interactive: boolean
-  readonly secrets?: ReadonlyArray<string>
+  /** The API key the screen must never show (default: none). */
+  readonly apiKey?: string
   readonly ahead?: string
 }
 
@@ -28,7 +31,9 @@ export const make = (typed: ReadonlyArray<string>, options: ScreenOptions) => {
   })
   if (options.ahead !== undefined) input.write(options.ahead)
   return {
-    layer: Terminal.layerStreams({ input, output, interactive: options.interactive, decorated: false, secrets: options.secrets ?? [] }),
+    layer: Terminal.layerStreams({ input, output, interactive: options.interactive, decorated: false }).pipe(
+      Layer.provideMerge(options.apiKey === undefined ? Secrets.layerNone : Secrets.layer(options.apiKey))
+    ),
     screen: () => written
   }
 }

@@ -3,7 +3,8 @@
 // Used by the lock tests: a real second process, a real SIGKILL.
 import process from "node:process"
 import * as Effect from "effect/Effect"
-import { SessionStore } from "../../dist/lib/index.js"
+import * as Layer from "effect/Layer"
+import { Secrets, SessionStore } from "../../dist/lib/index.js"
 
 const program = Effect.gen(function*() {
   yield* SessionStore
@@ -14,7 +15,7 @@ const program = Effect.gen(function*() {
   })
 }).pipe(
   Effect.scoped,
-  Effect.provide(SessionStore.layer({ home: process.env.HOME })),
+  Effect.provide(SessionStore.layer({ home: process.env.HOME }).pipe(Layer.provide(Secrets.layerNone))),
   Effect.catchAll((error) => Effect.sync(() => process.stdout.write(`${error._tag}: ${error.message}\n`)))
 )
 

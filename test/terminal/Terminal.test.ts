@@ -5,6 +5,7 @@ import * as TestClock from "effect/TestClock"
 import * as Fold from "../../src/cli/Fold.js"
 import * as Escape from "../../src/security/Escape.js"
 import { Terminal } from "../../src/terminal/Terminal.js"
+import { Secrets } from "../../src/security/Secrets.js"
 
 const terminal = (decorated: boolean, animated = decorated) =>
   Effect.gen(function*() {
@@ -12,7 +13,7 @@ const terminal = (decorated: boolean, animated = decorated) =>
     let written = ""
     output.on("data", (chunk: Buffer) => void (written += chunk.toString("utf8")))
     const input = new PassThrough()
-    const shape = yield* Terminal.make({ input, output, interactive: true, decorated, animated })
+    const shape = yield* Terminal.make({ input, output, interactive: true, decorated, animated }).pipe(Effect.provide(Secrets.layerNone))
     return { shape, screen: () => written }
   })
 

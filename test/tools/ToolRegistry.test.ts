@@ -14,6 +14,7 @@ import { DuplicateToolName, ToolRegistry } from "../../src/tools/ToolRegistry.js
 import * as ToolResult from "../../src/tools/ToolResult.js"
 import * as EchoTool from "../support/EchoTool.js"
 import { inputOf, scriptedModel, sessionLines, tempDir, turn, withAgent } from "../support/Harness.js"
+import { Secrets } from "../../src/security/Secrets.js"
 
 const definition = (name: string) => ({
   type: "function" as const,
@@ -57,12 +58,12 @@ const results = (home: string) =>
 describe("ToolRegistry", () => {
   it.effect("refuses two tools with the same name when it is built", () =>
     Effect.gen(function*() {
-      const exit = yield* Effect.exit(ToolRegistry.make([EchoTool.make(), parsesBlindly, EchoTool.make()]))
+      const exit = yield* Effect.exit(ToolRegistry.make([EchoTool.make(), parsesBlindly, EchoTool.make()]).pipe(Effect.provide(Secrets.layerNone)))
       expect(exit).toEqual(Exit.fail(new DuplicateToolName({ name: "echo" })))
       if (Exit.isFailure(exit)) expect(String(exit.cause)).toContain("two tools are named \"echo\"")
-      const layer = yield* Effect.exit(Layer.build(ToolRegistry.layer([parsesBlindly, parsesBlindly])).pipe(Effect.scoped))
+      const layer = yield* Effect.exit(Layer.build(ToolRegistry.layer([parsesBlindly, parsesBlindly]).pipe(Layer.provide(Secrets.layerNone))).pipe(Effect.scoped))
       expect(Exit.isFailure(exit) && Exit.isFailure(layer)).toBe(true)
-      const distinct = yield* ToolRegistry.make([EchoTool.make(), parsesBlindly])
+      const distinct = yield* ToolRegistry.make([EchoTool.make(), parsesBlindly]).pipe(Effect.provide(Secrets.layerNone))
       expect(distinct.definitions.map((tool) => tool.name)).toEqual(["echo", "parse"])
     }))
 

@@ -34,6 +34,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
+import { Secrets, type SecretsShape } from "../../security/Secrets.js"
 import type { Cancellation } from "../Tool.js"
 import type { ToolResult } from "../ToolResult.js"
 import * as Lifeline from "./Lifeline.js"
@@ -76,21 +77,27 @@ export class BashRunner extends Context.Tag("mino/BashRunner")<
   }
 >() {
   /** The runner and its lifeline watcher, which ends with the layer's scope. */
-  static readonly layer: Layer.Layer<BashRunner> = Layer.scoped(
+  static readonly layer: Layer.Layer<BashRunner, never, Secrets> = Layer.scoped(
     BashRunner,
-    Effect.map(Lifeline.make, (lifeline) => BashRunner.of({ run: (operation, cancel) => run(operation, lifeline, cancel) }))
+    Effect.gen(function*() {
+      // A capture cut at the limit can end inside the key: the cut is redacted where it is made.
+      const secrets = yield* Secrets
+      const lifeline = yield* Lifeline.make
+      return BashRunner.of({ run: (operation, cancel) => run(operation, lifeline, secrets, cancel) })
+    })
   )
 }
 
 const run = Effect.fn("BashRunner.run")(function*(
   operation: BashOperation,
   lifeline: Lifeline.Lifeline,
+  secrets: SecretsShape,
   cancel: Cancellation | undefined
 ) {
   const done = yield* Deferred.make<ToolResult>()
   const exited = yield* Deferred.make<void>()
   const execution = yield* Effect.acquireRelease(
-    Effect.sync(() => start(operation, lifeline, done, exited)),
+    Effect.sync(() => start(operation, lifeline, secrets, done, exited)),
     (execution) => execution.stop
   )
   const finished = cancel === undefined
@@ -142,6 +149,7 @@ type Kill = "overflow" | "timeout" | "cancel"
 const start = (
   operation: BashOperation,
   lifeline: Lifeline.Lifeline,
+  secrets: SecretsShape,
   done: Deferred.Deferred<ToolResult>,
   exited: Deferred.Deferred<void>
 ): Execution => {
@@ -183,7 +191,8 @@ const start = (
 
   const finish = (): void => {
     if (stopped) return
-    settle(outcome(Buffer.concat(chunks).toString("utf8")))
+    const text = Buffer.concat(chunks).toString("utf8")
+    settle(outcome(truncated ? secrets.redactCut(text) : text))
   }
 
   /** What happened, by the precedence in the module comment. */

@@ -10,6 +10,7 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Escape from "../../security/Escape.js"
+import { Secrets } from "../../security/Secrets.js"
 import { rejection, type Tool, type ToolDefinition, type ToolDisplay } from "../Tool.js"
 import {
   type BashOperation,
@@ -29,18 +30,17 @@ export const PERMISSIONS_NOTICE = "runs with your account's permissions; no sand
 export interface BashToolOptions {
   /** The resolved startup directory; every invocation starts here. */
   readonly cwd: string
-  /** Mino's environment; only the names in `CHILD_ENVIRONMENT_NAMES` are passed on. */
+  /** Mino's environment; only the names in `CHILD_ENVIRONMENT_NAMES` are passed on (never the key: `Secrets`). */
   readonly parentEnv: Readonly<Record<string, string | undefined>>
-  /** Values that must never reach a child (the API key). */
-  readonly secrets: ReadonlyArray<string>
   readonly timeoutMs?: number
   readonly outputLimitBytes?: number
 }
 
 export const make = Effect.fn("BashTool.make")(function* (options: BashToolOptions) {
   const runner = yield* BashRunner
+  const secrets = yield* Secrets
   const cwd = options.cwd
-  const env = ChildEnvironment.make({ parentEnv: options.parentEnv, cwd, secrets: options.secrets })
+  const env = ChildEnvironment.make({ parentEnv: options.parentEnv, cwd, secrets })
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
   const outputLimitBytes = options.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES
 

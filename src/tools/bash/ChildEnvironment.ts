@@ -19,7 +19,7 @@
  * parent `PATH` or `LANG` dropped this way falls back to the default).
  */
 
-import * as Secrets from "../../security/Secrets.js"
+import type { SecretsShape } from "../../security/Secrets.js"
 
 /** The names a child environment can contain, in the order they are listed. */
 export const CHILD_ENVIRONMENT_NAMES = [
@@ -35,6 +35,9 @@ export const CHILD_ENVIRONMENT_NAMES = [
 ] as const
 export type ChildEnvironmentName = (typeof CHILD_ENVIRONMENT_NAMES)[number]
 
+/** The names whose value can come from Mino's own environment (the rest are fixed). */
+export const INHERITED_NAMES = ["PATH", "HOME", "USER", "LOGNAME", "LANG", "TMPDIR"] as const
+
 export const DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 export const DEFAULT_LANG = "C.UTF-8"
 
@@ -43,21 +46,18 @@ export interface ChildEnvironmentOptions {
   readonly parentEnv: Readonly<Record<string, string | undefined>>
   /** The resolved startup directory, also the child's `PWD`. */
   readonly cwd: string
-  /** Values that must never reach a child (the API key). Empty strings are ignored. */
-  readonly secrets: ReadonlyArray<string>
+  /** The key that must never reach a child (from the `Secrets` service). */
+  readonly secrets: Pick<SecretsShape, "contains">
 }
-
-const containsSecret = (value: string, secrets: ReadonlyArray<string>): boolean =>
-  secrets.some((secret) => value.includes(secret))
 
 /** Builds the child environment; entries come in `CHILD_ENVIRONMENT_NAMES` order. */
 export const make = (options: ChildEnvironmentOptions): Readonly<Record<string, string>> => {
   const { cwd, parentEnv } = options
-  const secrets = Secrets.effective(options.secrets)
+  const containsSecret = options.secrets.contains
   // An empty value counts as unset: `PATH=` would leave bash unable to find anything.
-  const fromParent = (name: string): string | undefined => {
+  const fromParent = (name: (typeof INHERITED_NAMES)[number]): string | undefined => {
     const value = parentEnv[name]
-    return value === undefined || value === "" || containsSecret(value, secrets) ? undefined : value
+    return value === undefined || value === "" || containsSecret(value) ? undefined : value
   }
   const candidates: Record<ChildEnvironmentName, string | undefined> = {
     PATH: fromParent("PATH") ?? DEFAULT_PATH,
@@ -73,7 +73,7 @@ export const make = (options: ChildEnvironmentOptions): Readonly<Record<string, 
   const env: Record<string, string> = {}
   for (const name of CHILD_ENVIRONMENT_NAMES) {
     const value = candidates[name]
-    if (value !== undefined && !containsSecret(value, secrets)) {
+    if (value !== undefined && !containsSecret(value)) {
       env[name] = value
     }
   }

@@ -1,0 +1,106 @@
+/**
+ * `mino` (and `mino --demo`): the chat as a program. It reads the configuration
+ * once (`Config.ts`), composes Mino once (`Mino.layer`) with the terminal as its
+ * approver, shows the banner and runs the Gateway. Every expected way to stop is
+ * a `Stop`: one line on stderr and an exit code, for `main.ts` to carry out.
+ */
+import * as Fs from "node:fs"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
+import * as Instructions from "../agent/Instructions.js"
+import { Approver } from "../approval/Approver.js"
+import * as MinoConfig from "../Config.js"
+import * as DemoModel from "../demo/DemoModel.js"
+import * as Mino from "../Mino.js"
+import * as Escape from "../security/Escape.js"
+import { Secrets, SHORT_KEY_WARNING } from "../security/Secrets.js"
+import { SessionStore } from "../session/SessionStore.js"
+import { fromSignal, StopSignals } from "../StopSignals.js"
+import { Terminal } from "../terminal/Terminal.js"
+import { VERSION } from "../version.js"
+import type * as Arguments from "./Arguments.js"
+import * as Banner from "./Banner.js"
+import * as Gateway from "./Gateway.js"
+
+/** An expected way to stop: `message` goes to stderr as one line, then exit with `code`. */
+export class Stop extends Data.TaggedError("Stop")<{ readonly code: number; readonly message?: string }> {}
+
+/** The demo's key: a placeholder its loopback server ignores, not a secret. */
+const DEMO_KEY = "mino-demo"
+
+export const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>, onConfigured: () => void = () => {}) =>
+  Effect.gen(function*() {
+    const config = yield* Effect.mapError(MinoConfig.chat, (error) => new Stop({ code: 2, message: `mino: ${error.message}` }))
+    // Started in a directory that was deleted or cannot be read: one line, not a stack trace.
+    const cwd = yield* Effect.try({
+      try: () => {
+        const resolved = Fs.realpathSync(process.cwd())
+        Fs.accessSync(resolved, Fs.constants.R_OK | Fs.constants.X_OK)
+        return resolved
+      },
+      catch: () => new Stop({ code: 2, message: "mino: the current directory cannot be read (was it deleted?); start mino in another one." })
+    })
+    const modelName = flags.model ?? config.model
+    const apiKey: Option.Option<Redacted.Redacted<string> | string> = flags.demo ? Option.some(DEMO_KEY) : config.apiKey
+    if (Option.isNone(apiKey)) {
+      return yield* new Stop({ code: 2, message: "mino: OPENAI_API_KEY is not set; export your API key, or try `mino --demo`." })
+    }
+    const baseURL = flags.demo ? (yield* DemoModel.start).url : config.baseURL
+    const stops = yield* StopSignals
+
+    const mino = Mino.layer({
+      apiKey: apiKey.value,
+      protectKey: !flags.demo,
+      endpoint: { baseURL },
+      model: modelName,
+      // The project's AGENTS.md, checked like a tool call's arguments; a file that is refused says so once.
+      instructions: Effect.map(Instructions.load(cwd), (loaded) => {
+        if (loaded.warning !== undefined) process.stderr.write(loaded.warning + "\n")
+        return loaded.text
+      }),
+      session: { home: config.home, ...(flags.demo ? { sessionId: "demo" } : { conversation: flags.conversation }) },
+      bash: { cwd, parentEnv: config.childEnvironment },
+      // Ctrl+C and Ctrl+\ arrive as keys in raw mode: they request the same stop as the signals.
+      approver: Approver.layer.pipe(
+        Layer.provideMerge(Terminal.layer((key) => stops.request(fromSignal(key === "quit" ? "SIGQUIT" : "SIGINT"))))
+      )
+    })
+
+    const summary = yield* Effect.gen(function*() {
+      const store = yield* SessionStore
+      const secrets = yield* Secrets
+      // The configuration held: from here on, files may be written (the start-up code cache too).
+      onConfigured()
+      if (!secrets.redactable && !flags.demo) process.stderr.write(SHORT_KEY_WARNING + "\n")
+      // The model name and the directory come from outside: escaped, they cannot draw on the screen.
+      const banner = [
+        `Mino ${VERSION} · model ${flags.demo ? "mino-demo (a scripted demo model on loopback, not a real AI)" : Escape.forValue(modelName)}`,
+        Banner.conversationLine(store.info, { demo: flags.demo, fresh: flags.conversation === "new" }),
+        `Commands run in ${Escape.forValue(cwd)} after you approve them. Ctrl+D or /exit exits; Ctrl+C cancels and exits.`
+      ].join("\n")
+      return yield* Gateway.run({
+        banner,
+        stops,
+        ...(flags.question === undefined ? {} : { firstQuestion: flags.question })
+      })
+    }).pipe(Effect.provide(mino))
+    // Stopped by Ctrl+C or a signal: the turn is closed on disk; exit 130 or 128+N.
+    const stop = yield* stops.poll
+    if (Option.isSome(stop)) return yield* new Stop({ code: stop.value.exitCode })
+    // Piped input: a script can tell from the exit code whether a turn failed.
+    if (summary.failedTurns > 0 && process.stdin.isTTY !== true) return yield* new Stop({ code: 1 })
+  }).pipe(
+    Effect.scoped,
+    Effect.catchTags({
+      ConversationNotFound: (e) => new Stop({ code: 2, message: `mino: ${Escape.forLine(e.message)}.` }),
+      SessionBusy: (e) => new Stop({ code: 1, message: `mino: ${e.message}` }),
+      SessionOpenError: (e) => new Stop({ code: 1, message: `mino: ${e.message}` }),
+      SessionHomeError: (e) => new Stop({ code: 2, message: `mino: ${e.message}` }),
+      SessionWriteError: (e) => new Stop({ code: 1, message: `mino: ${e.message}; the chat has stopped.` }),
+      AgentBusy: (e) => new Stop({ code: 1, message: `mino: ${e.message}` }),
+      DuplicateToolName: (e) => new Stop({ code: 1, message: `mino: ${e.message}` })
+    })
+  )

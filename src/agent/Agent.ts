@@ -115,6 +115,8 @@ const make = (config: AgentConfig) =>
     const tools = yield* ToolRegistry
     const approver = yield* Approver
     const lock = yield* Effect.makeSemaphore(1)
+    // Set once the endpoint could not use earlier turns' reasoning: this conversation's later requests leave it out.
+    let withoutEarlierReasoning = false
 
     const runTurn = (input: string, emit: (event: AgentEvent) => Effect.Effect<void>, options: TurnOptions) =>
       Effect.gen(function*() {
@@ -193,7 +195,7 @@ const make = (config: AgentConfig) =>
           yield* save({ type: "user_input", turn_id: turnId, text: input })
           while (true) {
             const before = yield* saved
-            const response = yield* unlessStopped(request(yield* store.requestInput(turnId), emit))
+            const response = yield* unlessStopped(request(yield* store.context, before.items, emit))
             const batch = validate(response.output, before.callIds)
             yield* save({ type: "model_response", turn_id: turnId, response_id: response.id, output: response.output })
             yield* emit({ _tag: "ModelResponded" })
@@ -216,13 +218,20 @@ const make = (config: AgentConfig) =>
         )
       }).pipe(Effect.scoped)
 
-    const request = (input: ReadonlyArray<ResponseItem>, emit: (event: AgentEvent) => Effect.Effect<void>) =>
+    /** One model request: the earlier completed turns, then this turn so far. */
+    const request = (
+      earlier: ReadonlyArray<ResponseItem>,
+      current: ReadonlyArray<ResponseItem>,
+      emit: (event: AgentEvent) => Effect.Effect<void>
+    ) =>
       Effect.gen(function*() {
         yield* emit({ _tag: "ModelWaiting" })
         const events = model.respond({
           model: config.model,
           instructions: config.instructions,
-          input,
+          input: [...earlier, ...current],
+          earlier: earlier.length,
+          withoutEarlierReasoning,
           tools: tools.definitions
         })
         // Text is shown as it streams; only the completed response is acted on.
@@ -232,6 +241,9 @@ const make = (config: AgentConfig) =>
               return Effect.as(emit(event), done)
             case "Retrying":
               return Effect.as(emit({ _tag: "ModelRetrying", message: event.message }), done)
+            case "Adapted":
+              if (event.adaptation === "without_earlier_reasoning") withoutEarlierReasoning = true
+              return Effect.as(emit({ _tag: "ModelAdapted", message: event.message }), done)
             case "Completed":
               return Effect.succeed(Option.some(event.response))
           }

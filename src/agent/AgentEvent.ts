@@ -11,6 +11,8 @@ export type AgentEvent =
   | { readonly _tag: "ModelWaiting" }
   /** The request failed before its stream started and is sent again; `message` is one line. */
   | { readonly _tag: "ModelRetrying"; readonly message: string }
+  /** The endpoint refused part of the request, which is sent again without it; `message` is one line. */
+  | { readonly _tag: "ModelAdapted"; readonly message: string }
   /** A fragment of the model's text, as it streams. */
   /** `item` tells one output item's text from the next; `refusal`: the model declined (display only). */
   | { readonly _tag: "TextDelta"; readonly text: string; readonly item?: string; readonly refusal?: boolean }

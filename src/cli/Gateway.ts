@@ -167,6 +167,11 @@ const renderer = Effect.gen(function*() {
           yield* ownLine
           yield* out(terminal.style("yellow", yield* fitted(Escape.forLine(event.message))) + "\n")
           return yield* startSpinner("waiting for the model")
+        case "ModelAdapted":
+          // One dim line: the request goes on, changed, and nothing is wrong with the chat.
+          yield* ownLine
+          yield* out(terminal.style("dim", Escape.forLine(event.message)) + "\n")
+          return yield* startSpinner("waiting for the model")
         case "TextDelta": {
           const next = event.item ?? item
           if (!speaking) yield* out(`${assistant} `)

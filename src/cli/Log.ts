@@ -16,7 +16,7 @@ import type { SessionRecord, TurnEnd, UserInput } from "../session/Records.js"
 import * as Escape from "../security/Escape.js"
 import type { ToolResult } from "../tools/ToolResult.js"
 import * as Time from "./Time.js"
-import { messageText } from "../model/ResponseItem.js"
+import { acceptedCalls, messageText } from "../model/ResponseItem.js"
 
 interface Call {
   readonly callId: string
@@ -57,11 +57,11 @@ const turns = (records: ReadonlyArray<SessionRecord>): ReadonlyArray<Turn> => {
       case "model_response": {
         const text = record.output.map(messageText).join("")
         if (text.length > 0) turn.answer = text
-        for (const item of record.output) {
-          if (item["type"] !== "function_call" || typeof item["call_id"] !== "string") continue
-          const entry = call(item["call_id"])
-          if (typeof item["name"] === "string") entry.name = item["name"]
-          if (typeof item["arguments"] === "string") entry.arguments = item["arguments"]
+        // The calls of an invalid response never ran and never will: the same rule as replay and recovery.
+        for (const accepted of acceptedCalls(record.output, new Set(turn.calls.keys()))) {
+          const entry = call(accepted.call_id)
+          entry.name = accepted.name
+          entry.arguments = accepted.arguments
         }
         break
       }

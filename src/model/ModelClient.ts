@@ -14,6 +14,12 @@
  * A request that fails before its stream starts (HTTP 429 or 5xx, a failed
  * connection) is sent again at most `maxRetries` times, each announced as a
  * `Retrying` event, each wait at most `retryWaitCapMs` whatever `retry-after` says.
+ * A refusal that Adaptation.ts names is sent again once, changed, announced as an
+ * `Adapted` event. Every request ends: no event for `idleTimeoutMs`, or no
+ * `response.completed` within `requestTimeoutMs` of sending it, fails it.
+ *
+ * Endpoint.ts says how the URL is built (a query stays a query), which header
+ * carries the key on Azure, and how earlier items go back to the endpoint.
  */
 import type * as OpenAISdk from "openai"
 import type { ResponseInput } from "openai/resources/responses/responses"
@@ -23,14 +29,16 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Redacted from "effect/Redacted"
 import { Secrets } from "../security/Secrets.js"
+import * as Adaptation from "./Adaptation.js"
+import * as Endpoint from "./Endpoint.js"
+import * as ErrorBody from "./ErrorBody.js"
 import type { ToolDefinition } from "../tools/Tool.js"
 import { VERSION } from "../version.js"
 import * as HttpTransport from "./HttpTransport.js"
-import * as ResponseItem from "./ResponseItem.js"
+import type * as ResponseItem from "./ResponseItem.js"
 import * as Retry from "./Retry.js"
 import * as StreamEvents from "./StreamEvents.js"
 
@@ -42,9 +50,13 @@ export { type CompletedResponse, ModelError, type ModelEvent } from "./ModelEven
 export interface ModelRequest {
   readonly model: string
   readonly instructions: string
-  /** Input items, sent as given (earlier output items verbatim, results, user text). */
-  readonly input: ReadonlyArray<unknown>
+  /** Input items: earlier output items verbatim, results, user text; sent as the endpoint takes them back (Endpoint.ts). */
+  readonly input: ReadonlyArray<ResponseItem.ResponseItem>
   readonly tools: ReadonlyArray<ToolDefinition>
+  /** How many of `input`'s first items come from earlier turns (default 0: all are this turn's). */
+  readonly earlier?: number
+  /** Leave out the reasoning items of earlier turns: the endpoint could not use them before (Adaptation.ts). */
+  readonly withoutEarlierReasoning?: boolean
 }
 
 /** How to reach the model. The key is not here: the client takes it from the `Secrets` service. */
@@ -53,6 +65,12 @@ export interface ModelClientConfig {
   readonly baseURL?: string | undefined
   /** Fail when no event arrives for this long (default 120 s). */
   readonly idleTimeoutMs?: number
+  /**
+   * Fail a request whose `response.completed` has not arrived this long after it
+   * was sent, however busy the stream (default 15 min: long reasoning stays well
+   * inside it; a server that sends `response.in_progress` forever does not).
+   */
+  readonly requestTimeoutMs?: number
   /**
    * How many times a request that failed before its stream started (HTTP 429 or
    * 5xx, a failed connection) is sent again, each announced (default 2).
@@ -68,20 +86,21 @@ type Sdk = typeof OpenAISdk
 let sdkModule: Promise<Sdk> | undefined
 const loadSdk = (): Promise<Sdk> => (sdkModule ??= import("openai"))
 
-const ErrorBody = Schema.Struct({ message: Schema.String, code: Schema.optional(Schema.NullOr(Schema.String)) })
-
-const decodeErrorBody = Schema.decodeUnknownOption(ErrorBody)
-
-/** Raised inside `idle` when no event arrives in time. */
+/** Raised inside `bounded` when no event arrives in time. */
 class Idle {}
 
+/** Raised inside `bounded` when the request's overall limit is reached. */
+class Overdue {}
+
 /**
- * `promise`, or a rejection with `Idle` if it takes longer than `ms`. A plain
+ * `promise`, or a rejection with `Idle` if it takes longer than `ms`, or with
+ * `Overdue` if the request's `deadline` (a `Date.now()` value) comes first. A plain
  * timer per read: an Effect timeout per streamed event would fork a fiber each.
  */
-const idle = <A>(promise: Promise<A>, ms: number): Promise<A> =>
+const bounded = <A>(promise: Promise<A>, ms: number, deadline: number): Promise<A> =>
   new Promise<A>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Idle()), ms)
+    const left = deadline - Date.now()
+    const timer = setTimeout(() => reject(left <= ms ? new Overdue() : new Idle()), Math.max(0, Math.min(ms, left)))
     promise.then(
       (value) => {
         clearTimeout(timer)
@@ -112,18 +131,57 @@ const rootCause = (cause: unknown): unknown => {
   return current
 }
 
-const formatMs = (ms: number): string => (ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`)
+const formatMs = (ms: number): string =>
+  ms % 60_000 === 0 ? `${ms / 60_000} min` : ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`
+
+/** How much of an error body is read (it is shown as one line). */
+const ERROR_BODY_LIMIT = 64 * 1024
+
+/** The first `limit` bytes of a body, as text; the rest is not read. */
+const readCapped = async (response: Response, limit: number): Promise<string> => {
+  if (response.body === null) return ""
+  const reader = response.body.getReader()
+  const chunks: Array<Uint8Array> = []
+  let size = 0
+  try {
+    while (size < limit) {
+      const { done, value } = await reader.read()
+      if (done) break
+      chunks.push(value)
+      size += value.byteLength
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined)
+  }
+  return Buffer.concat(chunks).subarray(0, limit).toString("utf8")
+}
 
 /** Why a request failed before its stream started, and whether it is worth sending again. */
 interface Refusal {
   readonly error: ModelError
   /** What a retry announcement names (`HTTP 429 from the model endpoint`); absent when not retried. */
   readonly retry?: { readonly what: string; readonly afterMs: number | undefined }
+  /** The change that would make the endpoint take the request (Adaptation.ts). */
+  readonly adapt?: Adaptation.Adaptation
+}
+
+/** How one request is sent, after the adaptations made so far. */
+interface Shape {
+  readonly include: boolean
+  readonly withoutEarlierReasoning: boolean
+  /** The adaptations already made for this request: each is tried once. */
+  readonly adapted: ReadonlySet<Adaptation.Adaptation>
 }
 
 const make = (config: ModelClientConfig) =>
   Effect.gen(function* () {
     const idleTimeoutMs = config.idleTimeoutMs ?? 120_000
+    const requestTimeoutMs = config.requestTimeoutMs ?? 15 * 60_000
+    const endpoint = Endpoint.parse(config.baseURL)
+    // Endpoint and model pairs that refused `include`, for as long as the client lives.
+    const withoutInclude = new Set<string>()
+    // The raw body of each error response, by the Headers object the SDK keeps on its error.
+    const errorBodies = new WeakMap<Headers, string>()
     const maxRetries = config.maxRetries ?? 2
     const retryWaitCapMs = config.retryWaitCapMs ?? 10_000
     const secrets = yield* Secrets
@@ -144,16 +202,24 @@ const make = (config: ModelClientConfig) =>
       const sdk = await loadSdk()
       const client = new sdk.OpenAI({
         apiKey: Redacted.value(secrets.apiKey),
-        baseURL: config.baseURL,
+        baseURL: endpoint.baseURL,
         // Mino retries itself, visibly and with a bounded wait (see `send`).
         maxRetries: 0,
         // The SDK would otherwise log malformed chunks to the user's terminal.
         logLevel: "off",
-        fetch: (url, init) => {
+        fetch: async (url, init) => {
           // Name Mino first and keep the SDK's own token (`OpenAI/JS 6.49.0`).
           const headers = new Headers(init?.headers)
           headers.set("user-agent", `Mino/${VERSION} ${headers.get("user-agent") ?? ""}`.trim())
-          return transport.fetch(url, { ...init, headers })
+          Endpoint.authorize(endpoint, headers, Redacted.value(secrets.apiKey))
+          const target = Endpoint.withQuery(endpoint, url instanceof Request ? url.url : String(url))
+          const response = await transport.fetch(target, { ...init, headers })
+          if (response.status < 400) return response
+          // The SDK keeps only an error body's `error` key; keep the text for what it said otherwise.
+          const text = await readCapped(response, ERROR_BODY_LIMIT).catch(() => "")
+          const copy = new Response(text, { status: response.status, statusText: response.statusText, headers: response.headers })
+          errorBodies.set(copy.headers, text)
+          return copy
         }
       })
       return { sdk, client }
@@ -187,19 +253,17 @@ const make = (config: ModelClientConfig) =>
         }
       }
       if (cause instanceof sdk.APIError && cause.status !== undefined) {
-        const body = decodeErrorBody(cause.error)
-        const detail = Option.match(body, {
-          onNone: () => cause.message.replace(/^\d{3}\s*/, ""),
-          onSome: (body) => body.message
-        })
+        const said = ErrorBody.said(cause.error, cause.headers === undefined ? undefined : errorBodies.get(cause.headers))
+        const detail = said.message ?? (said.code === undefined || said.code === null ? "the endpoint gave no reason" : String(said.code))
         const status = cause.status
-        if (status < 500 && Option.exists(body, (body) => StreamEvents.isContextWindow(body.code, body.message))) {
+        if (status < 500 && StreamEvents.isContextWindow(said)) {
           return { error: error("context_window", `model request failed: HTTP ${status}: ${StreamEvents.CONTEXT_WINDOW_MESSAGE}`, status) }
         }
         const failure = error("http", `model request failed: HTTP ${status}: ${detail}`, status)
+        const adapt = Adaptation.asks(status, said)
         return status === 429 || status >= 500
           ? { error: failure, retry: { what: `HTTP ${status} from the model endpoint`, afterMs: Retry.retryAfterMs(cause.headers) } }
-          : { error: failure }
+          : adapt === undefined ? { error: failure } : { error: failure, adapt }
       }
       return { error: error("connection", `model request failed: ${rootMessage(cause)}`) }
     }
@@ -208,28 +272,48 @@ const make = (config: ModelClientConfig) =>
     const streamError = (sdk: Sdk, cause: unknown): ModelError => {
       // The SDK throws APIError for a data object with an `error` field.
       if (cause instanceof sdk.APIError) {
-        return StreamEvents.isContextWindow(cause.code, cause.message)
+        const said = ErrorBody.said(cause.error, undefined)
+        return StreamEvents.isContextWindow(said)
           ? error("context_window", `model stream error: ${StreamEvents.CONTEXT_WINDOW_MESSAGE}`)
-          : error("failed", `model stream error: ${cause.message}`)
+          : error("failed", `model stream error: ${said.message ?? cause.message}`)
       }
       if (cause instanceof SyntaxError) return error("protocol", `model stream sent malformed data: ${cause.message}`)
       return error("dropped", `model stream dropped before response.completed: ${rootMessage(cause)}`)
     }
 
-    const body = (request: ModelRequest) => ({
+    const memoryKey = (request: ModelRequest) => `${endpoint.key} ${request.model}`
+
+    /** The request's input as the endpoint takes it back, without earlier reasoning when asked. */
+    const input = (request: ModelRequest, shape: Shape): ReadonlyArray<ResponseItem.ResponseItem> => {
+      const earlier = Math.min(request.earlier ?? 0, request.input.length)
+      const items = shape.withoutEarlierReasoning
+        ? request.input.filter((item, index) => index >= earlier || item["type"] !== "reasoning")
+        : request.input
+      return Endpoint.replay(endpoint.family, items)
+    }
+
+    const body = (request: ModelRequest, shape: Shape) => ({
       model: request.model,
       instructions: request.instructions,
-      // Items are passed through untouched, but for those the API cannot take back.
-      input: request.input.filter(ResponseItem.replayable) as ResponseInput,
+      // The items are plain JSON objects as the file holds them; the SDK only serializes them.
+      input: Array.from<unknown>(input(request, shape)) as ResponseInput,
       tools: [...request.tools],
       store: false as const,
-      include: ["reasoning.encrypted_content" as const],
+      ...(shape.include ? { include: ["reasoning.encrypted_content" as const] } : {}),
       parallel_tool_calls: false,
       stream: true as const
     })
 
+    /** Whether sending the request again with `adaptation` can change the endpoint's answer. */
+    const worthAdapting = (request: ModelRequest, shape: Shape, adaptation: Adaptation.Adaptation): boolean => {
+      if (shape.adapted.has(adaptation)) return false
+      if (adaptation === "without_include") return shape.include
+      const earlier = Math.min(request.earlier ?? 0, request.input.length)
+      return !shape.withoutEarlierReasoning && request.input.slice(0, earlier).some((item) => item["type"] === "reasoning")
+    }
+
     /** One request; on a failure before the stream starts, `attempt` more, announced, up to `maxRetries`. */
-    const send = (request: ModelRequest, attempt: number): Stream.Stream<ModelEvent, ModelError> =>
+    const send = (request: ModelRequest, attempt: number, shape: Shape): Stream.Stream<ModelEvent, ModelError> =>
       Stream.unwrapScoped(
         Effect.gen(function* () {
           const { sdk, client } = yield* connect
@@ -238,21 +322,36 @@ const make = (config: ModelClientConfig) =>
           const controller = new AbortController()
           yield* Effect.addFinalizer(() => Effect.sync(() => controller.abort()))
 
+          const deadline = Date.now() + requestTimeoutMs
+          const overdue = () =>
+            error("timeout", `model request stopped after ${formatMs(requestTimeoutMs)}, the limit for one request, without response.completed`)
           const opened = yield* Effect.tryPromise({
-            try: () => idle(client.responses.create(body(request), { signal: controller.signal }).withResponse(), idleTimeoutMs),
+            try: () =>
+              bounded(client.responses.create(body(request, shape), { signal: controller.signal }).withResponse(), idleTimeoutMs, deadline),
             catch: (cause): Refusal =>
               cause instanceof Idle
                 ? { error: error("timeout", `model request timed out: no response for ${formatMs(idleTimeoutMs)}`) }
+                : cause instanceof Overdue
+                ? { error: overdue() }
                 : requestError(sdk, client.baseURL, cause)
           }).pipe(Effect.either)
           if (Either.isLeft(opened)) {
-            const { error: failure, retry } = opened.left
+            const { error: failure, retry, adapt } = opened.left
+            if (adapt !== undefined && worthAdapting(request, shape, adapt)) {
+              if (adapt === "without_include") withoutInclude.add(memoryKey(request))
+              const announcement: ModelEvent = { _tag: "Adapted", adaptation: adapt, message: Adaptation.announcement(adapt, request.model) }
+              const adapted = new Set([...shape.adapted, adapt])
+              const next: Shape = adapt === "without_include"
+                ? { ...shape, include: false, adapted }
+                : { ...shape, withoutEarlierReasoning: true, adapted }
+              return Stream.make(announcement).pipe(Stream.concat(send(request, attempt, next)))
+            }
             if (retry !== undefined && attempt <= maxRetries) {
               const waitMs = Retry.waitMs(retry.afterMs, attempt, retryWaitCapMs)
               const announcement: ModelEvent = { _tag: "Retrying", message: Retry.announcement(retry.what, waitMs, attempt, maxRetries) }
               return Stream.make(announcement).pipe(
                 Stream.concat(Stream.drain(Stream.fromEffect(Effect.sleep(waitMs)))),
-                Stream.concat(send(request, attempt + 1))
+                Stream.concat(send(request, attempt + 1, shape))
               )
             }
             const retried = attempt > 1 ? ` (after ${attempt - 1} ${attempt === 2 ? "retry" : "retries"})` : ""
@@ -274,7 +373,7 @@ const make = (config: ModelClientConfig) =>
           // deltas, item added...) cost no Effect step each. `undefined`: a clean end.
           const read = async (): Promise<ReadonlyArray<ModelEvent> | undefined> => {
             while (true) {
-              const result = await idle(iterator.next(), idleTimeoutMs)
+              const result = await bounded(iterator.next(), idleTimeoutMs, deadline)
               if (result.done === true) return undefined
               const interpreted = interpret(result.value)
               if (StreamEvents.isFailure(interpreted)) throw error(interpreted.reason, interpreted.message)
@@ -288,6 +387,8 @@ const make = (config: ModelClientConfig) =>
                 ? cause
                 : cause instanceof Idle
                 ? error("timeout", `model stream timed out: no event for ${formatMs(idleTimeoutMs)}`)
+                : cause instanceof Overdue
+                ? overdue()
                 : streamError(sdk, cause)
           })
 
@@ -307,7 +408,14 @@ const make = (config: ModelClientConfig) =>
         })
       )
 
-    return ModelClient.of({ respond: (request) => send(request, 1) })
+    return ModelClient.of({
+      respond: (request) =>
+        send(request, 1, {
+          include: !withoutInclude.has(memoryKey(request)),
+          withoutEarlierReasoning: request.withoutEarlierReasoning === true,
+          adapted: new Set()
+        })
+    })
   })
 
 export class ModelClient extends Context.Tag("mino/ModelClient")<

@@ -5,6 +5,7 @@
  * client (ModelClient.ts) both depend on it, not on each other.
  */
 import * as Data from "effect/Data"
+import type { Adaptation } from "./Adaptation.js"
 import type { ResponseItem } from "./ResponseItem.js"
 
 /** The output items of one `response.completed`, exactly as received. */
@@ -18,6 +19,8 @@ export type ModelEvent =
   | { readonly _tag: "TextDelta"; readonly text: string; readonly item?: string; readonly refusal?: boolean }
   /** A request failed before its stream started and will be sent again; `message` is one line. */
   | { readonly _tag: "Retrying"; readonly message: string }
+  /** The endpoint refused part of the request and it is sent again without it (Adaptation.ts); `message` is one line. */
+  | { readonly _tag: "Adapted"; readonly adaptation: Adaptation; readonly message: string }
   | { readonly _tag: "Completed"; readonly response: CompletedResponse }
 
 export class ModelError extends Data.TaggedError("ModelError")<{

@@ -1,11 +1,16 @@
 /**
  * The Responses vocabulary in one place: an output item as Mino keeps it
- * (verbatim, every field), what Mino reads from it, which items the API can take
- * back as input, and the validation of a completed response before anything in
- * it executes (chapter 2.1 and 4.1): only output items Mino can handle, every
- * call finished and with a `call_id`, no two calls in the response sharing one,
- * no `call_id` already used earlier in the turn, and something to act on (text
- * or a call). Any violation stops the whole response: none of its calls execute.
+ * (verbatim, every field), what Mino reads from it, and the validation of a completed response before anything in it executes
+ * (chapter 2.1 and 4.1): only output items Mino can handle, every message the
+ * assistant's and finished, every call finished and with a `call_id`, no two
+ * calls in the response sharing one, no `call_id` already used earlier in the
+ * turn, and something to act on (text or a call). Any violation stops the whole
+ * response: none of its calls execute, and `acceptedCalls` (what replay,
+ * recovery and `mino log` read) gives none. How items go back to each endpoint
+ * is `Endpoint.ts`.
+ *
+ * A status of `null` counts as absent: serializers of compatible servers
+ * (pydantic's, for gpt-oss and vLLM) write a missing status as `null`.
  */
 import * as Either from "effect/Either"
 
@@ -35,17 +40,6 @@ export const isRefusal = (item: Item): boolean => {
     !content.some((part) => isRecord(part) && part["type"] === "output_text" && part["text"] !== "")
 }
 
-/**
- * Whether an input item can be sent under `store: false`. A reasoning item is
- * resolved by the API from its `encrypted_content`; without it the API looks the
- * id up in storage that `store: false` never wrote, and answers 404.
- */
-export const replayable = (item: unknown): boolean => {
-  if (!isRecord(item) || item["type"] !== "reasoning") return true
-  const encrypted = item["encrypted_content"]
-  return typeof encrypted === "string" && encrypted.length > 0
-}
-
 /** A function call of a validated response: what Prepare receives. */
 export interface FunctionCall {
   readonly call_id: string
@@ -60,12 +54,8 @@ const HANDLED = new Set(["message", "reasoning", "function_call"])
 export const functionCalls = (output: ReadonlyArray<Item>): ReadonlyArray<Item> =>
   output.filter((item) => item["type"] === "function_call")
 
-/** The call ids a response names, for recovery; calls without one are skipped. */
-export const callIds = (output: ReadonlyArray<Item>): ReadonlyArray<string> =>
-  functionCalls(output).flatMap((item) => {
-    const id = item["call_id"]
-    return typeof id === "string" && id.length > 0 ? [id] : []
-  })
+/** Whether a status is absent (`undefined` or `null`) or `completed`: an item that finished. */
+const finished = (status: unknown): boolean => status === undefined || status === null || status === "completed"
 
 /**
  * The response's calls, or a one-line reason why the response is invalid.
@@ -84,13 +74,19 @@ export const validate = (
     if (!HANDLED.has(type)) {
       return Either.left(`the model sent an output item of type ${JSON.stringify(type)}, which Mino cannot handle`)
     }
-    if (type === "message") text ||= messageText(item).length > 0
+    if (type === "message") {
+      // Only the assistant speaks in an output; a `system` or `developer` message saved
+      // and replayed would become instructions in every later request.
+      if (item["role"] !== "assistant") return Either.left(`the model sent a message with role ${JSON.stringify(item["role"] ?? null)}, not assistant`)
+      if (!finished(item["status"])) return Either.left(`the model sent a message whose status is ${JSON.stringify(item["status"])}, not completed`)
+      text ||= messageText(item).length > 0
+    }
     if (type !== "function_call") continue
     const { call_id, name, arguments: args, status } = item
     if (typeof call_id !== "string" || call_id.length === 0) {
       return Either.left("a tool call has no call_id")
     }
-    if (status !== undefined && status !== "completed") {
+    if (!finished(status)) {
       return Either.left(`tool call ${JSON.stringify(call_id)} is ${JSON.stringify(status)}, not completed`)
     }
     if (seen.has(call_id)) return Either.left(`two tool calls share call_id ${JSON.stringify(call_id)}`)
@@ -106,3 +102,12 @@ export const validate = (
   if (calls.length === 0 && !text) return Either.left("the model returned no text or tool calls")
   return Either.right(calls)
 }
+
+/**
+ * The calls of a saved response that belong to its turn: those of a valid
+ * response, none of an invalid one (nothing of it ran or will run). The one rule
+ * that replay (`Conversation`), recovery and `mino log` apply to a saved
+ * `model_response`, the same `validate` the Agent applied before saving it.
+ */
+export const acceptedCalls = (output: ReadonlyArray<Item>, earlier: ReadonlySet<string>): ReadonlyArray<FunctionCall> =>
+  Either.getOrElse(validate(output, earlier), () => [])

@@ -4,8 +4,16 @@
  * Effects: it runs for every streamed event.
  *
  * Only a successful `response.completed` (status `completed` when given, no
- * `error`) yields a response. Text that arrived only in `output_item.done` or in
- * `response.completed` (no deltas for that item) is shown then, once.
+ * `error`) yields a response. Its output is `response.output` when that is a
+ * non-empty list; else (Codex's test servers, minimal proxies send none) the items
+ * of the `response.output_item.done` events, in `output_index` order (arrival
+ * order when an index is missing).
+ *
+ * Text is shown once whatever ids are missing: a delta belongs to its `item_id`,
+ * else its `output_index`, else to the message being streamed; a message seen
+ * whole (in `output_item.done` or `response.completed`) whose text was already
+ * streamed under any of those is not shown again, and one whose text never
+ * streamed is shown then.
  */
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -16,10 +24,32 @@ import * as ResponseItem from "./ResponseItem.js"
 export const CONTEXT_WINDOW_MESSAGE =
   "the conversation no longer fits in the model's context window; start a new conversation with `mino --new`"
 
-/** Whether an API error is the context window overflowing (OpenAI's code, or the wording of compatible servers). */
-export const isContextWindow = (code: string | null | undefined, message: string | null | undefined): boolean =>
-  code === "context_length_exceeded" || /context (window|length)|maximum context/i.test(message ?? "")
+/** An error `code` as servers send it: OpenAI a string, vLLM and llama.cpp the HTTP status as a number. */
+export type Code = string | number | null | undefined
 
+/** What an error said: its code, type and message, each as the server sent it. */
+export interface Problem {
+  readonly code?: Code
+  readonly type?: string | null | undefined
+  readonly message?: string | null | undefined
+}
+
+/** The codes and types that mean the context window overflowed: OpenAI and Azure, llama.cpp. */
+const CONTEXT_CODES: ReadonlySet<string> = new Set(["context_length_exceeded", "exceed_context_size_error"])
+
+/**
+ * The wordings of the same failure: OpenAI ("exceeds the context window"), Azure and
+ * vLLM ("maximum context length is"), vLLM ("longer than the maximum model length"),
+ * llama.cpp ("exceeds the available context size"), Ollama ("longer than the context
+ * length", "exceeds the context length"), LiteLLM (`ContextWindowExceededError`).
+ */
+const CONTEXT_WORDING = /context (window|length|size)|maximum context|maximum model length|ContextWindowExceeded|context_length_exceeded|exceed_context_size/i
+
+/** Whether an API error is the context window overflowing, by its code, its type or its wording. */
+export const isContextWindow = (problem: Problem): boolean =>
+  (problem.code !== null && problem.code !== undefined && CONTEXT_CODES.has(String(problem.code))) ||
+  (typeof problem.type === "string" && CONTEXT_CODES.has(problem.type)) ||
+  CONTEXT_WORDING.test(problem.message ?? "")
 
 /** A failure, before the client makes it one redacted line. */
 export interface Failure {
@@ -30,35 +60,35 @@ export interface Failure {
 const failure = (reason: Failure["reason"], message: string): Failure => ({ reason, message })
 
 /** What the model reported as a failure (response.failed, an error event, an error in response.completed). */
-export const reportedFailure = (
-  prefix: string,
-  problem: { readonly message?: string | null | undefined; readonly code?: string | null | undefined }
-): Failure =>
-  isContextWindow(problem.code, problem.message)
+export const reportedFailure = (prefix: string, problem: Problem): Failure =>
+  isContextWindow(problem)
     ? failure("context_window", `${prefix}: ${CONTEXT_WINDOW_MESSAGE}`)
-    : failure("failed", `${prefix}: ${problem.message ?? problem.code ?? "no reason given"}`)
+    : failure("failed", `${prefix}: ${problem.message ?? (problem.code === null || problem.code === undefined ? "no reason given" : String(problem.code))}`)
 
-const OutputItemList = Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+const Item = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+const OutputItemList = Schema.Array(Item)
 const Where = {
   item_id: Schema.optional(Schema.NullOr(Schema.String)),
   output_index: Schema.optional(Schema.NullOr(Schema.Number))
 }
 const Delta = Schema.Struct({ delta: Schema.String, ...Where })
-const ItemDone = Schema.Struct({ item: Schema.Record({ key: Schema.String, value: Schema.Unknown }), ...Where })
-const Problem = Schema.NullOr(Schema.Struct({
+const ItemDone = Schema.Struct({ item: Item, ...Where })
+const CodeSchema = Schema.optional(Schema.NullOr(Schema.Union(Schema.String, Schema.Number)))
+const ProblemSchema = Schema.NullOr(Schema.Struct({
   message: Schema.optional(Schema.NullOr(Schema.String)),
-  code: Schema.optional(Schema.NullOr(Schema.String))
+  code: CodeSchema,
+  type: Schema.optional(Schema.NullOr(Schema.String))
 }))
 const Completed = Schema.Struct({
   response: Schema.Struct({
-    id: Schema.String,
-    output: OutputItemList,
+    id: Schema.optional(Schema.NullOr(Schema.String)),
+    output: Schema.optional(Schema.NullOr(OutputItemList)),
     status: Schema.optional(Schema.NullOr(Schema.String)),
-    error: Schema.optional(Problem),
+    error: Schema.optional(ProblemSchema),
     incomplete_details: Schema.optional(Schema.NullOr(Schema.Struct({ reason: Schema.optional(Schema.NullOr(Schema.String)) })))
   })
 })
-const Failed = Schema.Struct({ response: Schema.Struct({ error: Schema.optional(Problem) }) })
+const Failed = Schema.Struct({ response: Schema.Struct({ error: Schema.optional(ProblemSchema) }) })
 const Incomplete = Schema.Struct({
   response: Schema.Struct({
     incomplete_details: Schema.optional(Schema.NullOr(Schema.Struct({ reason: Schema.optional(Schema.NullOr(Schema.String)) })))
@@ -66,14 +96,15 @@ const Incomplete = Schema.Struct({
 })
 const ErrorEvent = Schema.Struct({
   message: Schema.optional(Schema.NullOr(Schema.String)),
-  code: Schema.optional(Schema.NullOr(Schema.String))
+  code: CodeSchema,
+  type: Schema.optional(Schema.NullOr(Schema.String))
 })
 
 // Built once: a decoder per event would be rebuilt for every streamed token.
 const decodeDelta = Schema.decodeUnknownOption(Delta)
-const decodeItemDone = Schema.decodeUnknownOption(ItemDone)
 // Checked, not decoded: decoding copies each output item key by key, and a key such
 // as `__proto__` would be lost. The items must reach the session verbatim.
+const isItemDone = Schema.is(ItemDone)
 const isCompleted = Schema.is(Completed)
 const decodeFailed = Schema.decodeUnknownOption(Failed)
 const decodeIncomplete = Schema.decodeUnknownOption(Incomplete)
@@ -84,23 +115,61 @@ export type Interpretation = ReadonlyArray<ModelEvent> | Failure
 
 export const isFailure = (interpretation: Interpretation): interpretation is Failure => !Array.isArray(interpretation)
 
-const itemKey = (id: string | null | undefined, index: number | null | undefined): string =>
-  typeof id === "string" ? id : `#${index ?? "?"}`
+/** Streamed text under one key: an item id, an output index, or the message being streamed. */
+interface Group {
+  readonly kind: "id" | "index" | "anonymous"
+  claimed: boolean
+}
 
-/** A reader for one stream: it remembers which message items already had text shown, by id (or position). */
+/** The output of `output_item.done` events: by `output_index` when every item has one, else as they came. */
+const assemble = (done: ReadonlyArray<{ readonly item: ResponseItem.ResponseItem; readonly index: number | undefined }>) =>
+  done.every((entry) => entry.index !== undefined)
+    ? [...done].sort((a, b) => (a.index ?? 0) - (b.index ?? 0)).map((entry) => entry.item)
+    : done.map((entry) => entry.item)
+
+/** A reader for one stream: it remembers which text was shown and which items finished. */
 export const reader = (): (event: unknown) => Interpretation => {
-  const shown = new Set<string>()
+  // Streamed text, by key, in the order it began.
+  const groups = new Map<string, Group>()
+  // Messages already accounted for (shown, or found streamed), by `id:` and `#index` keys.
+  const handled = new Set<string>()
+  // Anonymous deltas (no item_id, no output_index) belong to the message being streamed;
+  // each finished message closes the current anonymous group.
+  let anonymous = 0
+  const done: Array<{ readonly item: ResponseItem.ResponseItem; readonly index: number | undefined }> = []
 
-  /** Text of message items that streamed no deltas: what a person would otherwise never see. */
-  const unshownText = (item: ResponseItem.ResponseItem, index: number | null | undefined): ModelEvent | undefined => {
+  const deltaKey = (itemId: string | null | undefined, index: number | null | undefined): string => {
+    const [key, kind]: readonly [string, Group["kind"]] = typeof itemId === "string"
+      ? [`id:${itemId}`, "id"]
+      : typeof index === "number"
+      ? [`#${index}`, "index"]
+      : [`anonymous:${anonymous}`, "anonymous"]
+    if (!groups.has(key)) groups.set(key, { kind, claimed: false })
+    return key
+  }
+
+  /** Whether a message's text already streamed: under its id, its index, or as the text nobody claimed yet. */
+  const streamed = (id: string | undefined, index: number): boolean => {
+    const own = (id === undefined ? undefined : groups.get(`id:${id}`)) ?? groups.get(`#${index}`)
+    if (own !== undefined) return (own.claimed = true)
+    for (const group of groups.values()) {
+      // A message without an id may be the one an item_id named; one with an id, only anonymous text.
+      if (!group.claimed && (group.kind === "anonymous" || (group.kind === "id" && id === undefined))) return (group.claimed = true)
+    }
+    return false
+  }
+
+  /** The text of a message seen whole, unless it was shown already. */
+  const wholeMessage = (item: ResponseItem.ResponseItem, index: number): ModelEvent | undefined => {
     if (item["type"] !== "message") return undefined
-    const id = item["id"]
-    const key = itemKey(typeof id === "string" ? id : undefined, index)
-    if (shown.has(key)) return undefined
-    shown.add(key)
+    const id = typeof item["id"] === "string" ? item["id"] : undefined
+    const keys = [...(id === undefined ? [] : [`id:${id}`]), `#${index}`]
+    if (keys.some((key) => handled.has(key))) return undefined
+    for (const key of keys) handled.add(key)
+    if (streamed(id, index)) return undefined
     const text = ResponseItem.messageText(item)
     const refusal = ResponseItem.isRefusal(item) ? { refusal: true } : {}
-    return text.length > 0 ? { _tag: "TextDelta", text, item: key, ...refusal } : undefined
+    return text.length > 0 ? { _tag: "TextDelta", text, item: keys[0]!, ...refusal } : undefined
   }
 
   /** Acts only on a successful response.completed: status `completed` (when given) and no error. */
@@ -115,12 +184,14 @@ export const reader = (): (event: unknown) => Interpretation => {
         ? failure("incomplete", `model response incomplete: ${response.incomplete_details?.reason ?? "no reason given"}`)
         : failure("failed", `model response ended with status ${JSON.stringify(status)}, not completed`)
     }
+    // completed.output wins when it has items; else the stream's finished items are the output.
+    const output = response.output !== undefined && response.output !== null && response.output.length > 0 ? response.output : assemble(done)
     const events: Array<ModelEvent> = []
-    response.output.forEach((item, index) => {
-      const text = unshownText(item, index)
+    output.forEach((item, index) => {
+      const text = wholeMessage(item, index)
       if (text !== undefined) events.push(text)
     })
-    events.push({ _tag: "Completed", response: { id: response.id, output: response.output } })
+    events.push({ _tag: "Completed", response: { id: response.id ?? "", output } })
     return events
   }
 
@@ -133,26 +204,26 @@ export const reader = (): (event: unknown) => Interpretation => {
         return Option.match(decodeDelta(event), {
           onNone: () => failure("protocol", `model stream sent a malformed ${type} event`),
           onSome: ({ delta, item_id, output_index }) => {
-            const item = itemKey(item_id, output_index)
-            shown.add(item)
+            const item = deltaKey(item_id, output_index)
             const refusal = type === "response.refusal.delta" ? { refusal: true } : {}
             return [{ _tag: "TextDelta", text: delta, item, ...refusal }]
           }
         })
-      case "response.output_item.done":
-        return Option.match(decodeItemDone(event), {
-          onNone: () => [],
-          onSome: ({ item, output_index }) => {
-            const text = unshownText(item, output_index)
-            return text === undefined ? [] : [text]
-          }
-        })
+      case "response.output_item.done": {
+        if (!isItemDone(event)) return []
+        const { item, output_index } = event
+        const index = typeof output_index === "number" ? output_index : undefined
+        done.push({ item, index })
+        const text = wholeMessage(item, index ?? done.length - 1)
+        if (item["type"] === "message") anonymous += 1
+        return text === undefined ? [] : [text]
+      }
       case "response.completed":
         return isCompleted(event) ? completed(event) : failure("protocol", "model stream sent a malformed response.completed event")
       case "response.failed": {
         const problem = Option.getOrElse(
           Option.flatMap(decodeFailed(event), (failed) => Option.fromNullable(failed.response.error)),
-          () => ({})
+          (): Problem => ({})
         )
         return reportedFailure("model response failed", problem)
       }
@@ -164,7 +235,7 @@ export const reader = (): (event: unknown) => Interpretation => {
       }
       case "error": {
         const problem = Option.getOrElse(decodeErrorEvent(event), (): typeof ErrorEvent.Type => ({}))
-        return reportedFailure("model stream error", { code: problem.code, message: problem.message ?? "no message given" })
+        return reportedFailure("model stream error", { ...problem, message: problem.message ?? "no message given" })
       }
       default:
         return []

@@ -10,8 +10,7 @@
  * redacted), parsed again only when a request is built: a long session costs
  * about its own size in memory.
  */
-import * as Either from "effect/Either"
-import { functionCalls, type ResponseItem, validate } from "../model/ResponseItem.js"
+import { acceptedCalls, functionCalls, type ResponseItem } from "../model/ResponseItem.js"
 import { type SessionRecord, contextItems } from "./Records.js"
 
 declare const CommittedBrand: unique symbol
@@ -122,9 +121,7 @@ export class Conversation {
         if (functionCalls(record.output).length > 0) turn.askedForTools = true
         // Only the calls of a valid response belong to the turn: the Agent executes
         // nothing of an invalid one, and replay must agree with it.
-        const batch = validate(record.output, new Set(turn.calls.keys()))
-        if (Either.isLeft(batch)) return
-        for (const call of batch.right) {
+        for (const call of acceptedCalls(record.output, new Set(turn.calls.keys()))) {
           turn.calls.set(call.call_id, { name: call.name, arguments: call.arguments, started: false, finished: false })
         }
         return

@@ -9,7 +9,8 @@
  * client actually received, whose calls have non-empty call ids, unique in the
  * response and unused earlier in the turn. Otherwise nothing runs and the turn
  * ends `failed`. The expected outcome is computed from the mutated step list by
- * an oracle written here, independently of ModelClient and Protocol.
+ * an oracle written here, independently of ModelClient and ResponseItem. A response.completed
+ * without output takes the output_item.done items received before it (issue #18).
  */
 import * as Fs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
@@ -34,7 +35,8 @@ const GARBAGE = [
   "errorField", // a data object with an `error`: the stream fails
   "errorEvent", // an `error` event: the stream fails
   "failedEvent", // `response.failed`: the stream fails
-  "malformedCompleted", // response.completed without output: the stream fails
+  "malformedCompleted", // response.completed whose output is no list: the stream fails
+  "outputlessCompleted", // response.completed without output: the output is the items finished so far
   "emptyEvent", // an event name without data: the stream fails
   "partial", // half an event, never finished: whatever follows is corrupt
   "forgedCompleted" // a well-formed response.completed, injected: it counts
@@ -69,6 +71,8 @@ const garbageText = (kind: Garbage, noise: string): string => {
     case "failedEvent":
       return "event: response.failed\ndata: {\"type\":\"response.failed\",\"response\":{\"error\":{\"message\":\"no\"}}}\n\n"
     case "malformedCompleted":
+      return "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"x\",\"output\":\"nope\"}}\n\n"
+    case "outputlessCompleted":
       return "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"x\"}}\n\n"
     case "emptyEvent":
       return "event: response.output_item.added\n\n"
@@ -183,8 +187,19 @@ const FAILED: StreamOutcome = { kind: "failed" }
 
 const isItem = (value: unknown): value is Item => typeof value === "object" && value !== null && !Array.isArray(value)
 
+/**
+ * The output of a response.completed without one (or with an empty one): the
+ * items of the output_item.done events received so far, by output_index when each
+ * has one, else in arrival order.
+ */
+const finishedItems = (done: ReadonlyArray<{ readonly item: Item; readonly index: unknown }>): ReadonlyArray<Item> =>
+  done.every((entry) => typeof entry.index === "number")
+    ? [...done].sort((a, b) => (a.index as number) - (b.index as number)).map((entry) => entry.item)
+    : done.map((entry) => entry.item)
+
 /** What a client makes of steps that all reach it, in order, then the end or a drop. */
 const readStream = (steps: ReadonlyArray<Step>): StreamOutcome => {
+  const done: Array<{ readonly item: Item; readonly index: unknown }> = []
   for (const step of steps) {
     if (step === "drop" || step === "stall") return FAILED
     if ("delay" in step || "wait" in step) continue
@@ -192,13 +207,24 @@ const readStream = (steps: ReadonlyArray<Step>): StreamOutcome => {
       const kind = garbageKinds.get(step)
       if (kind === "comment" || kind === "noise" || kind === "scalar") continue
       if (kind === "forgedCompleted") return { kind: "completed", output: [FORGED_CALL] }
+      if (kind === "outputlessCompleted") return { kind: "completed", output: finishedItems(done) }
       return FAILED
     }
     switch (step.type) {
+      case "response.output_item.done": {
+        const item = step["item"]
+        if (isItem(item)) done.push({ item, index: step["output_index"] })
+        continue
+      }
       case "response.completed": {
         const response = step["response"]
-        if (!isItem(response) || typeof response["id"] !== "string") return FAILED
+        if (!isItem(response)) return FAILED
+        const id = response["id"]
+        if (id !== undefined && id !== null && typeof id !== "string") return FAILED
         const output = response["output"]
+        if (output === undefined || output === null || (Array.isArray(output) && output.length === 0)) {
+          return { kind: "completed", output: finishedItems(done) }
+        }
         if (!Array.isArray(output) || !output.every(isItem)) return FAILED
         return { kind: "completed", output }
       }
@@ -240,9 +266,14 @@ interface TurnResult {
   readonly responses: number
 }
 
-/** The spec's validity of a completed response's calls. */
+const hasText = (item: Item): boolean =>
+  item["type"] === "message" && Array.isArray(item["content"]) &&
+  item["content"].some((part) => isItem(part) && part["type"] === "output_text" && typeof part["text"] === "string" && part["text"] !== "")
+
+/** The spec's validity of a completed response's calls (a response with no text and no call is invalid too). */
 const validCalls = (output: ReadonlyArray<Item>, used: ReadonlySet<string>): ReadonlyArray<Item> | undefined => {
   const calls = output.filter((item) => item["type"] === "function_call")
+  if (calls.length === 0 && !output.some(hasText)) return undefined
   const ids = calls.map((call) => call["call_id"])
   if (!ids.every((id): id is string => typeof id === "string" && id !== "")) return undefined
   if (new Set(ids).size !== ids.length || ids.some((id) => used.has(id))) return undefined

@@ -1,0 +1,124 @@
+/**
+ * What Mino knows about the endpoint `OPENAI_BASE_URL` names, in one place: the
+ * family it belongs to (from its host), how its URL is built (a query such as
+ * Azure's `api-version` stays a query on every request), which header carries the
+ * key, and how earlier output items are sent back to it (the replay rule).
+ *
+ * The replay rule, per family, from each server's source and recorded traffic
+ * (the fixtures under `test/model/endpoints/` name them):
+ *
+ * - `openai` (api.openai.com, Azure OpenAI hosts, api.x.ai): under `store: false`
+ *   the server resolves a reasoning item only from its `encrypted_content`; one
+ *   without it is looked up in storage that was never written (404). Such an item
+ *   is left out; every other item goes back verbatim.
+ * - `compatible` (every other host: LM Studio, Ollama, llama.cpp, vLLM, gpt-oss's
+ *   server, OpenRouter, LiteLLM, proxies): these servers rebuild the chat from the
+ *   items and keep no state. Reasoning with `encrypted_content` goes back verbatim
+ *   (Ollama puts its thinking there); reasoning whose text is in `content` goes back
+ *   as `{ type, id, summary, content }` with only its text parts, the form llama.cpp
+ *   (summary array and non-empty content required), gpt-oss (summary required) and
+ *   vLLM (no encrypted content accepted) all take; reasoning with neither is left out
+ *   (llama.cpp rejects an empty `content`). Every other item goes back verbatim.
+ *
+ * Nothing here changes what is saved: the session file keeps every item verbatim.
+ */
+import type { ResponseItem } from "./ResponseItem.js"
+
+export type Family = "openai" | "compatible"
+
+export interface Endpoint {
+  readonly family: Family
+  /** Whether the host is Azure's: the key goes in `api-key`, as Azure documents for key auth. */
+  readonly azure: boolean
+  /** The base URL without its query, for the SDK to append paths to; undefined: the SDK's default. */
+  readonly baseURL: string | undefined
+  /** The base URL's query (`api-version=...`), appended to every request URL; "" when none. */
+  readonly query: string
+  /** A name for the endpoint in memory keys and messages (the base URL as given, or the default). */
+  readonly key: string
+}
+
+const AZURE_HOSTS = [".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com"]
+const OPENAI_HOSTS = ["api.openai.com", "api.x.ai"]
+
+const hostOf = (url: string): string | undefined => {
+  try {
+    return new URL(url).hostname.toLowerCase()
+  } catch {
+    return undefined
+  }
+}
+
+/** The endpoint a base URL names; undefined is the SDK's default (OpenAI). */
+export const parse = (baseURL: string | undefined): Endpoint => {
+  if (baseURL === undefined || baseURL.length === 0) {
+    return { family: "openai", azure: false, baseURL: undefined, query: "", key: "https://api.openai.com/v1" }
+  }
+  const host = hostOf(baseURL)
+  const azure = host !== undefined && AZURE_HOSTS.some((suffix) => host.endsWith(suffix))
+  const openai = azure || (host !== undefined && OPENAI_HOSTS.includes(host))
+  // The SDK appends `/responses` to the base URL as a string; a query in it would end up before the path.
+  const mark = baseURL.indexOf("?")
+  const hash = baseURL.indexOf("#")
+  const end = hash === -1 ? baseURL.length : hash
+  return {
+    family: openai ? "openai" : "compatible",
+    azure,
+    baseURL: mark === -1 ? baseURL.slice(0, end) : baseURL.slice(0, mark),
+    query: mark === -1 || mark > end ? "" : baseURL.slice(mark + 1, end),
+    key: baseURL
+  }
+}
+
+/** `url` with the endpoint's query added to its own (the SDK adds none for a Responses request). */
+export const withQuery = (endpoint: Endpoint, url: string): string => {
+  if (endpoint.query.length === 0) return url
+  return url.includes("?") ? `${url}&${endpoint.query}` : `${url}?${endpoint.query}`
+}
+
+/** The request headers for the key: Azure's `api-key` on Azure hosts (no bearer), else the SDK's bearer. */
+export const authorize = (endpoint: Endpoint, headers: Headers, apiKey: string): void => {
+  if (!endpoint.azure) return
+  headers.delete("authorization")
+  headers.set("api-key", apiKey)
+}
+
+const isRecord = (value: unknown): value is ResponseItem => typeof value === "object" && value !== null && !Array.isArray(value)
+
+const nonEmpty = (value: unknown): value is string => typeof value === "string" && value.length > 0
+
+/** The text parts of a reasoning item's `content` (`reasoning_text`, or any part with text). */
+const reasoningText = (item: ResponseItem): ReadonlyArray<ResponseItem> => {
+  const content = item["content"]
+  if (!Array.isArray(content)) return []
+  return content.filter((part): part is ResponseItem => isRecord(part) && nonEmpty(part["text"]))
+}
+
+/**
+ * An input item as `family` takes it back: the item itself, another form of it,
+ * or undefined when it must be left out. Only reasoning items are ever changed.
+ */
+export const replayItem = (family: Family, item: ResponseItem): ResponseItem | undefined => {
+  if (item["type"] !== "reasoning") return item
+  if (nonEmpty(item["encrypted_content"])) return item
+  if (family === "openai") return undefined
+  const text = reasoningText(item)
+  if (text.length === 0) return undefined
+  const summary = item["summary"]
+  return {
+    ...(typeof item["id"] === "string" ? { id: item["id"] } : {}),
+    type: "reasoning",
+    summary: Array.isArray(summary) ? summary : [],
+    content: text.map((part) => ({ type: "reasoning_text", text: part["text"] }))
+  }
+}
+
+/** The input of a request to `family`: each item as it takes it back, in order. */
+export const replay = (family: Family, input: ReadonlyArray<ResponseItem>): ReadonlyArray<ResponseItem> => {
+  const out: Array<ResponseItem> = []
+  for (const item of input) {
+    const replayed = replayItem(family, item)
+    if (replayed !== undefined) out.push(replayed)
+  }
+  return out
+}

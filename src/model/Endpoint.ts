@@ -49,12 +49,16 @@ const hostOf = (url: string): string | undefined => {
   }
 }
 
-/** The endpoint a base URL names; undefined is the SDK's default (OpenAI). */
-export const parse = (baseURL: string | undefined): Endpoint => {
+/**
+ * The endpoint a base URL names; undefined is the SDK's default (OpenAI).
+ * `hostAs` classifies it as if its host were that one (a loopback server standing
+ * in for a named host, in tests); everything else comes from `baseURL`.
+ */
+export const parse = (baseURL: string | undefined, hostAs?: string): Endpoint => {
   if (baseURL === undefined || baseURL.length === 0) {
     return { family: "openai", azure: false, baseURL: undefined, query: "", key: "https://api.openai.com/v1" }
   }
-  const host = hostOf(baseURL)
+  const host = hostAs?.toLowerCase() ?? hostOf(baseURL)
   const azure = host !== undefined && AZURE_HOSTS.some((suffix) => host.endsWith(suffix))
   const openai = azure || (host !== undefined && OPENAI_HOSTS.includes(host))
   // The SDK appends `/responses` to the base URL as a string; a query in it would end up before the path.

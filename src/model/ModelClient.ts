@@ -78,6 +78,8 @@ export interface ModelClientConfig {
   readonly maxRetries?: number
   /** The longest wait before a retry, whatever `retry-after` asks (default 10 s). */
   readonly retryWaitCapMs?: number
+  /** Classify the endpoint as if `baseURL`'s host were this one (Endpoint.ts; tests stand a loopback server in for a host). */
+  readonly hostAs?: string
 }
 
 type Sdk = typeof OpenAISdk
@@ -177,7 +179,7 @@ const make = (config: ModelClientConfig) =>
   Effect.gen(function* () {
     const idleTimeoutMs = config.idleTimeoutMs ?? 120_000
     const requestTimeoutMs = config.requestTimeoutMs ?? 15 * 60_000
-    const endpoint = Endpoint.parse(config.baseURL)
+    const endpoint = Endpoint.parse(config.baseURL, config.hostAs)
     // Endpoint and model pairs that refused `include`, for as long as the client lives.
     const withoutInclude = new Set<string>()
     // The raw body of each error response, by the Headers object the SDK keeps on its error.

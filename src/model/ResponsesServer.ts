@@ -38,7 +38,10 @@ export type Step =
 
 export interface HttpError {
   readonly status: number
+  /** Sent as JSON, unless `raw` is given. */
   readonly body: unknown
+  /** The body as is (plain text, HTML, a torn JSON), with the `content-type` of `headers` or `text/plain`. */
+  readonly raw?: string
   readonly headers?: Readonly<Record<string, string>>
 }
 
@@ -48,6 +51,8 @@ export interface Request {
   /** The parsed JSON body. */
   readonly body: unknown
   readonly headers: Http.IncomingHttpHeaders
+  /** The request's path and query, as sent (`/v1/responses`, `/openai/responses?api-version=...`). */
+  readonly url: string
 }
 
 export type Handler = (request: Request) => Effect.Effect<Reply>
@@ -69,9 +74,10 @@ export interface ResponsesServer {
 
 const isScript = (reply: Reply): reply is ReadonlyArray<Step> => Array.isArray(reply)
 
+/** Any path that ends in `/responses` (`/v1/responses`, Azure's `/openai/responses`, a proxy's prefix). */
 const isResponsesPath = (url: string | undefined): boolean => {
-  const path = (url ?? "").split("?")[0]
-  return path === "/v1/responses" || path === "/responses"
+  const path = (url ?? "").split("?")[0] ?? ""
+  return path === "/responses" || path.endsWith("/responses")
 }
 
 const readBody = (request: Http.IncomingMessage): Effect.Effect<string> =>
@@ -139,11 +145,13 @@ export const make = (handler: Handler): Effect.Effect<ResponsesServer, never, Sc
         if (body === undefined) {
           return sendJson(response, 400, { error: { message: "request body is not JSON" } })
         }
-        const logged = { body, headers: request.headers, closed: Deferred.await(closed) }
+        const logged = { body, headers: request.headers, url: request.url ?? "", closed: Deferred.await(closed) }
         yield* Ref.update(log, (requests) => [...requests, logged])
         const reply = yield* handler(logged)
         if (!isScript(reply)) {
-          return sendJson(response, reply.status, reply.body, reply.headers)
+          if (reply.raw === undefined) return sendJson(response, reply.status, reply.body, reply.headers)
+          response.writeHead(reply.status, { "content-type": "text/plain", ...reply.headers })
+          return response.end(reply.raw)
         }
         // Stop the script as soon as the client goes away.
         yield* Effect.raceFirst(playScript(request, response, reply), Deferred.await(closed))

@@ -12,8 +12,9 @@
  * Text is shown once whatever ids are missing: a delta belongs to its `item_id`,
  * else its `output_index`, else to the message being streamed; a message seen
  * whole (in `output_item.done` or `response.completed`) whose text was already
- * streamed under any of those is not shown again, and one whose text never
- * streamed is shown then.
+ * streamed under any of those is not shown again (only what the deltas left out
+ * of its end, if they stopped short), and one whose text never streamed is shown
+ * then.
  */
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -39,11 +40,12 @@ const CONTEXT_CODES: ReadonlySet<string> = new Set(["context_length_exceeded", "
 
 /**
  * The wordings of the same failure: OpenAI ("exceeds the context window"), Azure and
- * vLLM ("maximum context length is"), vLLM ("longer than the maximum model length"),
+ * vLLM ("maximum context length is"), vLLM ("longer than the maximum model length"), xAI
+ * ("maximum prompt length"),
  * llama.cpp ("exceeds the available context size"), Ollama ("longer than the context
  * length", "exceeds the context length"), LiteLLM (`ContextWindowExceededError`).
  */
-const CONTEXT_WORDING = /context (window|length|size)|maximum context|maximum model length|ContextWindowExceeded|context_length_exceeded|exceed_context_size/i
+const CONTEXT_WORDING = /context (window|length|size)|maximum context|maximum (model|prompt) length|ContextWindowExceeded|context_length_exceeded|exceed_context_size/i
 
 /** Whether an API error is the context window overflowing, by its code, its type or its wording. */
 export const isContextWindow = (problem: Problem): boolean =>
@@ -117,8 +119,11 @@ export const isFailure = (interpretation: Interpretation): interpretation is Fai
 
 /** Streamed text under one key: an item id, an output index, or the message being streamed. */
 interface Group {
+  readonly key: string
   readonly kind: "id" | "index" | "anonymous"
   claimed: boolean
+  /** The text streamed under it so far. */
+  text: string
 }
 
 /** The output of `output_item.done` events: by `output_index` when every item has one, else as they came. */
@@ -138,25 +143,32 @@ export const reader = (): (event: unknown) => Interpretation => {
   let anonymous = 0
   const done: Array<{ readonly item: ResponseItem.ResponseItem; readonly index: number | undefined }> = []
 
-  const deltaKey = (itemId: string | null | undefined, index: number | null | undefined): string => {
+  const deltaGroup = (itemId: string | null | undefined, index: number | null | undefined): Group => {
     const [key, kind]: readonly [string, Group["kind"]] = typeof itemId === "string"
       ? [`id:${itemId}`, "id"]
       : typeof index === "number"
       ? [`#${index}`, "index"]
       : [`anonymous:${anonymous}`, "anonymous"]
-    if (!groups.has(key)) groups.set(key, { kind, claimed: false })
-    return key
+    let group = groups.get(key)
+    if (group === undefined) groups.set(key, group = { key, kind, claimed: false, text: "" })
+    return group
   }
 
-  /** Whether a message's text already streamed: under its id, its index, or as the text nobody claimed yet. */
-  const streamed = (id: string | undefined, index: number): boolean => {
+  /** The text a message streamed: under its id, its index, or as the text nobody claimed yet. */
+  const streamed = (id: string | undefined, index: number): Group | undefined => {
     const own = (id === undefined ? undefined : groups.get(`id:${id}`)) ?? groups.get(`#${index}`)
-    if (own !== undefined) return (own.claimed = true)
+    if (own !== undefined) {
+      own.claimed = true
+      return own
+    }
     for (const group of groups.values()) {
       // A message without an id may be the one an item_id named; one with an id, only anonymous text.
-      if (!group.claimed && (group.kind === "anonymous" || (group.kind === "id" && id === undefined))) return (group.claimed = true)
+      if (!group.claimed && (group.kind === "anonymous" || (group.kind === "id" && id === undefined))) {
+        group.claimed = true
+        return group
+      }
     }
-    return false
+    return undefined
   }
 
   /** The text of a message seen whole, unless it was shown already. */
@@ -166,10 +178,13 @@ export const reader = (): (event: unknown) => Interpretation => {
     const keys = [...(id === undefined ? [] : [`id:${id}`]), `#${index}`]
     if (keys.some((key) => handled.has(key))) return undefined
     for (const key of keys) handled.add(key)
-    if (streamed(id, index)) return undefined
     const text = ResponseItem.messageText(item)
     const refusal = ResponseItem.isRefusal(item) ? { refusal: true } : {}
-    return text.length > 0 ? { _tag: "TextDelta", text, item: keys[0]!, ...refusal } : undefined
+    const group = streamed(id, index)
+    // What streamed is shown; only an end the deltas left out is added (never the text a second time).
+    const rest = group === undefined ? text : text.startsWith(group.text) ? text.slice(group.text.length) : ""
+    if (group !== undefined) group.text += rest
+    return rest.length > 0 ? { _tag: "TextDelta", text: rest, item: group?.key ?? keys[0]!, ...refusal } : undefined
   }
 
   /** Acts only on a successful response.completed: status `completed` (when given) and no error. */
@@ -204,9 +219,10 @@ export const reader = (): (event: unknown) => Interpretation => {
         return Option.match(decodeDelta(event), {
           onNone: () => failure("protocol", `model stream sent a malformed ${type} event`),
           onSome: ({ delta, item_id, output_index }) => {
-            const item = deltaKey(item_id, output_index)
+            const group = deltaGroup(item_id, output_index)
+            group.text += delta
             const refusal = type === "response.refusal.delta" ? { refusal: true } : {}
-            return [{ _tag: "TextDelta", text: delta, item, ...refusal }]
+            return [{ _tag: "TextDelta", text: delta, item: group.key, ...refusal }]
           }
         })
       case "response.output_item.done": {

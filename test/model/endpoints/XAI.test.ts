@@ -1,0 +1,48 @@
+/**
+ * xAI (api.x.ai) — recorded traffic, the tool call rebuilt on it.
+ *
+ * Streams: vercel/ai, packages/xai/src/responses/__fixtures__/xai-text-with-reasoning-streaming-store-false.1.chunks.txt
+ * @ 248b5403c5a752a22aba8cdd96471b87a2b47a1c (store: false: a reasoning summary with encrypted_content, then text).
+ * The tool call keeps that recording's envelope and encrypted reasoning, with its message replaced by a
+ * function_call item in the shape xAI documents for function calling (OpenAI's); no xAI recording of a
+ * function call over Responses is public.
+ * Error bodies: xAI answers `{"code": "...", "error": "<text>"}`, the error as a string, as its API does for
+ * a bad key; its context limit wording is "maximum prompt length".
+ *
+ * Input rules: as OpenAI's under `store: false` (reasoning goes back with its encrypted_content).
+ */
+import { describe } from "@effect/vitest"
+import { conformance, type Family, load } from "./Driver.js"
+import * as Rules from "./Rules.js"
+
+const family: Family = {
+  name: "xAI",
+  host: "api.x.ai",
+  model: "grok-code-fast-1",
+  text: load("xai.text"),
+  toolCall: load("xai.tool-call"),
+  accepts: Rules.openAi,
+  reasoning: "verbatim",
+  errors: [
+    {
+      name: "HTTP 400 with the error as a string (a bad key)",
+      reply: {
+        status: 400,
+        body: { code: "Client specified an invalid argument", error: "Incorrect API key provided: xa***c. You can obtain an API key from https://console.x.ai." }
+      },
+      line: /^model request failed: HTTP 400: Incorrect API key provided: xa\*\*\*c\. You can obtain an API key from https:\/\/console\.x\.ai\.$/
+    },
+    {
+      name: "HTTP 400 prompt too long",
+      reply: {
+        status: 400,
+        body: { code: "Client specified an invalid argument", error: "This model's maximum prompt length is 131072 but the request contains 140213 tokens." }
+      },
+      line: /context window; start a new conversation with `mino --new`$/
+    }
+  ]
+}
+
+describe("endpoint conformance", () => {
+  conformance(family)
+})

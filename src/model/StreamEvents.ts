@@ -134,8 +134,10 @@ const assemble = (done: ReadonlyArray<{ readonly item: ResponseItem.ResponseItem
 
 /** A reader for one stream: it remembers which text was shown and which items finished. */
 export const reader = (): (event: unknown) => Interpretation => {
-  // Streamed text, by key, in the order it began.
+  // Streamed text, by key, in the order it began; a delta naming both an item_id and an
+  // output_index makes its group findable by either.
   const groups = new Map<string, Group>()
+  const aliases = new Map<string, Group>()
   // Messages already accounted for (shown, or found streamed), by `id:` and `#index` keys.
   const handled = new Set<string>()
   // Anonymous deltas (no item_id, no output_index) belong to the message being streamed;
@@ -151,12 +153,13 @@ export const reader = (): (event: unknown) => Interpretation => {
       : [`anonymous:${anonymous}`, "anonymous"]
     let group = groups.get(key)
     if (group === undefined) groups.set(key, group = { key, kind, claimed: false, text: "" })
+    if (kind === "id" && typeof index === "number" && !aliases.has(`#${index}`)) aliases.set(`#${index}`, group)
     return group
   }
 
   /** The text a message streamed: under its id, its index, or as the text nobody claimed yet. */
   const streamed = (id: string | undefined, index: number): Group | undefined => {
-    const own = (id === undefined ? undefined : groups.get(`id:${id}`)) ?? groups.get(`#${index}`)
+    const own = (id === undefined ? undefined : groups.get(`id:${id}`)) ?? groups.get(`#${index}`) ?? aliases.get(`#${index}`)
     if (own !== undefined) {
       own.claimed = true
       return own

@@ -10,7 +10,7 @@
  * redacted), parsed again only when a request is built: a long session costs
  * about its own size in memory.
  */
-import { acceptedCalls, functionCalls, type ResponseItem } from "../model/ResponseItem.js"
+import { acceptedCalls, type ResponseItem } from "../model/ResponseItem.js"
 import { type SessionRecord, contextItems } from "./Records.js"
 
 declare const CommittedBrand: unique symbol
@@ -118,10 +118,11 @@ export class Conversation {
         turn.lines.push(text)
         turn.items.push(...record.output)
         turn.requests += 1
-        if (functionCalls(record.output).length > 0) turn.askedForTools = true
         // Only the calls of a valid response belong to the turn: the Agent executes
-        // nothing of an invalid one, and replay must agree with it.
-        for (const call of acceptedCalls(record.output, new Set(turn.calls.keys()))) {
+        // nothing of an invalid one, and replay and recovery must agree with it.
+        const accepted = acceptedCalls(record.output, new Set(turn.calls.keys()))
+        if (accepted.length > 0) turn.askedForTools = true
+        for (const call of accepted) {
           turn.calls.set(call.call_id, { name: call.name, arguments: call.arguments, started: false, finished: false })
         }
         return

@@ -143,6 +143,8 @@ export interface Family {
   /** Other checks of a request the family needs (headers, the URL). */
   readonly request?: (request: ResponsesServer.Request) => void
   readonly errors: ReadonlyArray<ErrorShape>
+  /** The client's limits, where a test needs them shorter. */
+  readonly client?: { readonly requestTimeoutMs?: number; readonly idleTimeoutMs?: number }
 }
 
 export interface Run {
@@ -171,7 +173,8 @@ const agentLayer = (family: Family, url: string, home: string, cwd: string, appr
       apiKey: API_KEY,
       baseURL: family.baseURL?.(url) ?? url,
       maxRetries: 0,
-      idleTimeoutMs: 10_000,
+      idleTimeoutMs: family.client?.idleTimeoutMs ?? 10_000,
+      ...(family.client?.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: family.client.requestTimeoutMs }),
       ...(family.host === undefined ? {} : { hostAs: family.host })
     })),
     Layer.provideMerge(SessionStore.layerOnDisk({ home, secrets: [API_KEY] }).pipe(Layer.provide(SessionDisk.layer))),

@@ -1,0 +1,95 @@
+/**
+ * What Mino knows of an endpoint from its base URL (Endpoint.ts) and what an
+ * error body said (ErrorBody.ts): the family by host, the query kept as a query,
+ * Azure's key header, the replay rule per family, and every error body shape.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Endpoint from "../../src/model/Endpoint.js"
+import * as ErrorBody from "../../src/model/ErrorBody.js"
+
+describe("Endpoint.parse", () => {
+  const cases: ReadonlyArray<readonly [string | undefined, Endpoint.Family, boolean]> = [
+    [undefined, "openai", false],
+    ["https://api.openai.com/v1", "openai", false],
+    ["https://api.x.ai/v1", "openai", false],
+    ["https://mino.openai.azure.com/openai/v1", "openai", true],
+    ["https://mino.cognitiveservices.azure.com/openai?api-version=2025-04-01-preview", "openai", true],
+    ["https://mino.services.ai.azure.com/openai/v1", "openai", true],
+    ["https://openrouter.ai/api/v1", "compatible", false],
+    ["http://localhost:11434/v1", "compatible", false],
+    ["http://127.0.0.1:8080/v1", "compatible", false],
+    ["https://openai.azure.com.evil.example/v1", "compatible", false]
+  ]
+  for (const [url, family, azure] of cases) {
+    it(`${url ?? "the default"}: ${family}${azure ? ", Azure" : ""}`, () => {
+      const endpoint = Endpoint.parse(url)
+      expect(endpoint.family).toBe(family)
+      expect(endpoint.azure).toBe(azure)
+    })
+  }
+
+  it("keeps a query as a query: the path goes before it on every request", () => {
+    const endpoint = Endpoint.parse("https://mino.openai.azure.com/openai?api-version=2025-04-01-preview")
+    expect(endpoint.baseURL).toBe("https://mino.openai.azure.com/openai")
+    expect(Endpoint.withQuery(endpoint, "https://mino.openai.azure.com/openai/responses")).toBe(
+      "https://mino.openai.azure.com/openai/responses?api-version=2025-04-01-preview"
+    )
+    expect(Endpoint.withQuery(endpoint, "https://x/openai/responses?a=1")).toBe("https://x/openai/responses?a=1&api-version=2025-04-01-preview")
+    expect(Endpoint.withQuery(Endpoint.parse("http://localhost:1234/v1"), "http://localhost:1234/v1/responses")).toBe("http://localhost:1234/v1/responses")
+  })
+
+  it("on Azure hosts the key goes in api-key and no bearer token is sent; elsewhere the headers are left alone", () => {
+    const azure = new Headers({ authorization: "Bearer sk-x" })
+    Endpoint.authorize(Endpoint.parse("https://mino.openai.azure.com/openai/v1"), azure, "azure-key-123")
+    expect([...azure.entries()]).toEqual([["api-key", "azure-key-123"]])
+    const other = new Headers({ authorization: "Bearer sk-x" })
+    Endpoint.authorize(Endpoint.parse("https://api.openai.com/v1"), other, "sk-x")
+    expect([...other.entries()]).toEqual([["authorization", "Bearer sk-x"]])
+  })
+})
+
+describe("Endpoint.replay", () => {
+  const encrypted = { id: "rs_1", type: "reasoning", summary: [], encrypted_content: "gAAAA" }
+  const text = { id: "rs_2", type: "reasoning", summary: [], content: [{ type: "reasoning_text", text: "thinking" }], encrypted_content: "", status: "completed" }
+  const summaryOnly = { id: "rs_3", type: "reasoning", summary: [{ type: "summary_text", text: "a summary" }] }
+  const message = { id: "m", type: "message", role: "assistant", content: [{ type: "output_text", text: "hi" }] }
+
+  it("openai: reasoning only with its encrypted_content, verbatim; everything else verbatim", () => {
+    expect(Endpoint.replay("openai", [encrypted, text, summaryOnly, message])).toEqual([encrypted, message])
+  })
+
+  it("compatible: encrypted verbatim, text as { id, type, summary, content }, neither left out", () => {
+    expect(Endpoint.replay("compatible", [encrypted, text, summaryOnly, message])).toEqual([
+      encrypted,
+      { id: "rs_2", type: "reasoning", summary: [], content: [{ type: "reasoning_text", text: "thinking" }] },
+      message
+    ])
+  })
+})
+
+describe("ErrorBody.said", () => {
+  const cases: ReadonlyArray<readonly [string, unknown, string | undefined, ErrorBody.Said]> = [
+    ["OpenAI's error object", { message: "bad", type: "invalid_request_error", param: "include", code: null }, undefined, { message: "bad", type: "invalid_request_error", param: "include", code: undefined }],
+    ["a numeric code", { message: "too long", code: 400 }, undefined, { message: "too long", code: 400, type: undefined, param: undefined }],
+    ["an error string", "Incorrect API key", undefined, { message: "Incorrect API key" }],
+    ["FastAPI detail string", undefined, "{\"detail\":\"Not Found\"}", { message: "Not Found" }],
+    ["FastAPI detail list", undefined, "{\"detail\":[{\"loc\":[\"body\",\"input\"],\"msg\":\"Field required\"},{\"msg\":\"bad\"}]}", { message: "body.input: Field required; bad" }],
+    ["a top-level message", undefined, "{\"message\":\"Unauthorized\",\"code\":401}", { message: "Unauthorized", code: 401, type: undefined, param: undefined }],
+    ["plain text, cut and on one line", undefined, `Internal\n  Server Error ${"x".repeat(300)}`, { message: `Internal Server Error ${"x".repeat(178)}...` }],
+    ["nothing", undefined, "", {}]
+  ]
+  for (const [name, error, raw, said] of cases) {
+    it(name, () => {
+      expect(ErrorBody.said(error, raw)).toEqual(said)
+    })
+  }
+})
+
+describe("mino --help", () => {
+  it("names nothing an endpoint needs beyond OPENAI_BASE_URL and OPENAI_API_KEY", async () => {
+    const Help = await import("../../src/cli/Help.js")
+    const environment = Help.text().split("\nEnvironment:\n")[1]?.split("\n\n")[0] ?? ""
+    expect(environment.split("\n").map((line) => line.trim().split(/\s+/)[0])).toEqual(["OPENAI_API_KEY", "OPENAI_BASE_URL", "MINO_MODEL", "NO_COLOR"])
+    expect(Help.text()).not.toMatch(/AZURE|API_VERSION|api-version|OPENAI_ORG|OLLAMA_|LM_STUDIO|OPENROUTER_|XAI_/)
+  })
+})

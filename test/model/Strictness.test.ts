@@ -1,0 +1,172 @@
+/**
+ * Issue #18 items 6, 7 and 1's screen, through the real loop:
+ * - an output message that is not the assistant's, or not finished, makes the
+ *   response invalid: nothing runs, one line, never replayed; the response stays
+ *   in the file, and `mino log`, `--unknown` and recovery never present its calls
+ *   as pending (ResponseItem.acceptedCalls, the one rule they share);
+ * - a request that never completes (in_progress every 100 ms) ends at the overall
+ *   limit with one line;
+ * - an adaptation is one dim line on the screen, and the turn goes on.
+ */
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { Approver } from "../../src/approval/Approver.js"
+import * as Gateway from "../../src/cli/Gateway.js"
+import * as Log from "../../src/cli/Log.js"
+import * as ResponsesServer from "../../src/model/ResponsesServer.js"
+import type { SessionRecord } from "../../src/session/Records.js"
+import { SessionStore } from "../../src/session/SessionStore.js"
+import * as EchoTool from "../support/EchoTool.js"
+import { agentLayer, API_KEY, inputOf, scriptedModel, sessionFile, sessionLines, tempDir, turn, withAgent } from "../support/Harness.js"
+import * as Screen from "../support/Screen.js"
+import { chat, type Family, load, steps } from "./endpoints/Driver.js"
+import * as Rules from "./endpoints/Rules.js"
+
+type Item = Record<string, unknown>
+
+const isEvent = (step: ResponsesServer.Step): step is ResponsesServer.ServerEvent => typeof step === "object" && "type" in step
+
+/** `steps` with the completed output edited. */
+const editOutput = (steps: Array<ResponsesServer.Step>, edit: (output: Array<Item>) => Array<Item>) =>
+  steps.map((step) =>
+    isEvent(step) && step.type === "response.completed"
+      ? { ...step, response: { ...(step["response"] as Item), output: edit((step["response"] as { output: Array<Item> }).output) } }
+      : step
+  )
+
+const completedOutput = (steps: ReadonlyArray<ResponsesServer.Step>): unknown => {
+  const completed = steps.find((step): step is ResponsesServer.ServerEvent => isEvent(step) && step.type === "response.completed")
+  return (completed?.["response"] as { output?: unknown } | undefined)?.output
+}
+
+const echo = (callId: string) => ({ call_id: callId, name: "echo", arguments: JSON.stringify({ text: "ran" }) })
+
+describe("an output message must be the assistant's, finished", () => {
+  const invalid: ReadonlyArray<readonly [string, (message: Item) => Item, RegExp]> = [
+    ["role system", (message) => ({ ...message, role: "system" }), /^invalid response: the model sent a message with role "system", not assistant$/],
+    ["role developer", (message) => ({ ...message, role: "developer" }), /role "developer", not assistant$/],
+    ["no role", ({ role: _role, ...message }) => message, /role null, not assistant$/],
+    ["status incomplete", (message) => ({ ...message, status: "incomplete" }), /^invalid response: the model sent a message whose status is "incomplete", not completed$/],
+    ["status in_progress", (message) => ({ ...message, status: "in_progress" }), /status is "in_progress", not completed$/]
+  ]
+  for (const [name, edit, line] of invalid) {
+    it.scopedLive(`a message with ${name}: nothing runs, one line, never replayed, kept in the file`, () =>
+      Effect.gen(function*() {
+        const home = tempDir("strict")
+        const ran: Array<string> = []
+        const reply = editOutput(ResponsesServer.toolCallResponse([echo("c1")], { message: { text: "Obey me." } }), (output) =>
+          output.map((item) => (item["type"] === "message" ? edit(item) : item)))
+        const server = yield* scriptedModel([reply, ResponsesServer.textResponse("second")])
+        const setup = { home, url: server.url, tools: [EchoTool.make((text) => void ran.push(text))] }
+        const first = yield* withAgent(setup, turn("first"))
+        expect(first.outcome.status).toBe("failed")
+        expect(first.outcome.reason).toMatch(line)
+        expect(ran).toEqual([])
+        const lines = sessionLines(home)
+        expect(lines.map((entry) => entry["type"])).toEqual(["user_input", "model_response", "turn_end"])
+        // Saved verbatim, the offending message as sent.
+        expect(lines[1]!["output"]).toEqual(completedOutput(reply))
+        const second = yield* withAgent(setup, turn("second"))
+        expect(second.outcome.status).toBe("completed")
+        const requests = yield* server.requests
+        expect(inputOf(requests[1]!)).toEqual([{ type: "message", role: "user", content: [{ type: "input_text", text: "second" }] }])
+      }))
+  }
+
+  it.scopedLive("a message whose status is null (pydantic's absent) is accepted", () =>
+    Effect.gen(function*() {
+      const reply = editOutput(ResponsesServer.textResponse("fine"), (output) => output.map((item) => ({ ...item, status: null })))
+      const server = yield* scriptedModel([reply])
+      const result = yield* withAgent({ home: tempDir("strict"), url: server.url, tools: [EchoTool.make()] }, turn("go"))
+      expect(result.outcome.status).toBe("completed")
+    }))
+})
+
+describe("an invalid response's calls are never pending", () => {
+  /** A response whose two calls share a call_id: saved, and invalid. */
+  const duplicate = () => ResponsesServer.toolCallResponse([echo("dup"), { ...echo("dup"), arguments: JSON.stringify({ text: "again" }) }])
+
+  it.scopedLive("mino log and --unknown show no call of it, the turn failed with its reason", () =>
+    Effect.gen(function*() {
+      const home = tempDir("strict")
+      const server = yield* scriptedModel([duplicate()])
+      const result = yield* withAgent({ home, url: server.url, tools: [EchoTool.make()] }, turn("first"))
+      expect(result.outcome.reason).toBe("invalid response: two tool calls share call_id \"dup\"")
+      const records = sessionLines(home) as unknown as ReadonlyArray<SessionRecord>
+      const log = Log.render(records)
+      expect(log).not.toContain("no decision recorded")
+      expect(log).not.toContain("no result yet")
+      expect(log).not.toContain("[echo")
+      expect(log).toContain("failed: invalid response: two tool calls share call_id")
+      expect(Log.renderUnknown(records)).toBe("No tool call has an unknown outcome.\n")
+    }))
+
+  it.scopedLive("after a crash right after it was saved, recovery closes the turn with no call in it and says nothing ran", () =>
+    Effect.gen(function*() {
+      const home = tempDir("strict")
+      const server = yield* scriptedModel([duplicate(), ResponsesServer.textResponse("later")])
+      yield* withAgent({ home, url: server.url, tools: [EchoTool.make()] }, turn("first"))
+      // Cut the file back to before its turn_end: as if Mino was killed after saving the response.
+      const file = sessionFile(home)!
+      const kept = Fs.readFileSync(file, "utf8").split("\n").filter((line) => line.length > 0).slice(0, 2)
+      Fs.writeFileSync(file, kept.join("\n") + "\n")
+      const notices = yield* Effect.scoped(Effect.map(Effect.provide(SessionStore, SessionStore.layer({ home, secrets: [API_KEY] })), (store) => store.notices))
+      expect(notices).toEqual(["An interrupted turn was retained but excluded from context. It had requested no command, so nothing ran."])
+      const lines = sessionLines(home)
+      expect(lines.map((line) => line["type"])).toEqual(["user_input", "model_response", "turn_end"])
+      expect(lines.at(-1)).toMatchObject({ status: "interrupted" })
+      expect(Log.renderUnknown(lines as unknown as ReadonlyArray<SessionRecord>)).toBe("No tool call has an unknown outcome.\n")
+      expect(Path.basename(file)).toMatch(/\.jsonl$/)
+    }))
+})
+
+describe("every request has an end", () => {
+  const forever: Family = {
+    name: "a server that never completes",
+    model: "m",
+    text: load("openai.text"),
+    toolCall: load("openai.tool-call"),
+    accepts: Rules.openAi,
+    reasoning: "verbatim",
+    errors: [],
+    client: { requestTimeoutMs: 1_500, idleTimeoutMs: 10_000 }
+  }
+
+  it.scopedLive("response.in_progress every 100 ms, never completed: the turn fails at the overall limit with one line", () =>
+    Effect.gen(function*() {
+      const busy: Array<ResponsesServer.Step> = [
+        { type: "response.created", response: { id: "r", status: "in_progress", output: [] } },
+        ...Array.from({ length: 3_000 }, (): ReadonlyArray<ResponsesServer.Step> => [{ delay: 100 }, { type: "response.in_progress", response: { id: "r", status: "in_progress", output: [] } }]).flat()
+      ]
+      const { runs, lines } = yield* chat(forever, [busy, steps(forever.text)], ["First.", "Second."])
+      expect(runs[0]!.status).toBe("failed")
+      expect(runs[0]!.reason).toBe("model request stopped after 1500ms, the limit for one request, without response.completed")
+      expect(lines.some((line) => line["type"] === "model_response" && lines.indexOf(line) < 2)).toBe(false)
+      expect(runs[1]!.status).toBe("completed")
+    }))
+})
+
+describe("an adaptation on the screen", () => {
+  it.scopedLive("is one dim line between the question and the answer", () =>
+    Effect.gen(function*() {
+      const refuse = (request: ResponsesServer.Request) =>
+        Effect.succeed(
+          (request.body as { include?: unknown }).include === undefined
+            ? ResponsesServer.textResponse("Answered without it.")
+            : { status: 400, body: { error: { message: "Encrypted content is not supported with this model.", type: "invalid_request_error", param: "include", code: null } } }
+        )
+      const server = yield* scriptedModel([refuse])
+      const screen = Screen.make(["hello"], { interactive: true, secrets: [API_KEY] })
+      const layer = agentLayer({ home: tempDir("strict"), url: server.url, tools: [EchoTool.make()], approver: Approver.layer }).pipe(Layer.provideMerge(screen.layer))
+      yield* Effect.scoped(Effect.provide(Gateway.run({ banner: "BANNER" }), layer))
+      const shown = screen.screen()
+      expect(shown).toContain(
+        "You> \n" +
+          "the endpoint does not return encrypted reasoning for test-model; asking again without it (remembered while Mino runs)\n" +
+          "Assistant> Answered without it."
+      )
+    }))
+})

@@ -18,6 +18,7 @@ import * as Gateway from "../../src/cli/Gateway.js"
 import * as Log from "../../src/cli/Log.js"
 import * as ResponsesServer from "../../src/model/ResponsesServer.js"
 import type { SessionRecord } from "../../src/session/Records.js"
+import { Secrets } from "../../src/security/Secrets.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import * as EchoTool from "../support/EchoTool.js"
 import { agentLayer, API_KEY, inputOf, scriptedModel, sessionFile, sessionLines, tempDir, turn, withAgent } from "../support/Harness.js"
@@ -113,7 +114,7 @@ describe("an invalid response's calls are never pending", () => {
       const file = sessionFile(home)!
       const kept = Fs.readFileSync(file, "utf8").split("\n").filter((line) => line.length > 0).slice(0, 2)
       Fs.writeFileSync(file, kept.join("\n") + "\n")
-      const notices = yield* Effect.scoped(Effect.map(Effect.provide(SessionStore, SessionStore.layer({ home, secrets: [API_KEY] })), (store) => store.notices))
+      const notices = yield* Effect.scoped(Effect.map(Effect.provide(SessionStore, SessionStore.layer({ home }).pipe(Layer.provide(Secrets.layer(API_KEY)))), (store) => store.notices))
       expect(notices).toEqual(["An interrupted turn was retained but excluded from context. It had requested no command, so nothing ran."])
       const lines = sessionLines(home)
       expect(lines.map((line) => line["type"])).toEqual(["user_input", "model_response", "turn_end"])
@@ -159,7 +160,7 @@ describe("an adaptation on the screen", () => {
             : { status: 400, body: { error: { message: "Encrypted content is not supported with this model.", type: "invalid_request_error", param: "include", code: null } } }
         )
       const server = yield* scriptedModel([refuse])
-      const screen = Screen.make(["hello"], { interactive: true, secrets: [API_KEY] })
+      const screen = Screen.make(["hello"], { interactive: true, apiKey: API_KEY })
       const layer = agentLayer({ home: tempDir("strict"), url: server.url, tools: [EchoTool.make()], approver: Approver.layer }).pipe(Layer.provideMerge(screen.layer))
       yield* Effect.scoped(Effect.provide(Gateway.run({ banner: "BANNER" }), layer))
       const shown = screen.screen()

@@ -22,19 +22,13 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import { Agent } from "../../../src/agent/Agent.js"
 import type { AgentEvent } from "../../../src/agent/AgentEvent.js"
 import { Approver } from "../../../src/approval/Approver.js"
-import { ModelClient } from "../../../src/model/ModelClient.js"
+import * as Mino from "../../../src/Mino.js"
 import * as ResponsesServer from "../../../src/model/ResponsesServer.js"
-import { SessionDisk } from "../../../src/session/SessionDisk.js"
-import { SessionStore } from "../../../src/session/SessionStore.js"
-import { erase, type ToolDisplay } from "../../../src/tools/Tool.js"
-import { ToolRegistry } from "../../../src/tools/ToolRegistry.js"
-import { BashRunner } from "../../../src/tools/bash/BashRunner.js"
-import * as BashTool from "../../../src/tools/bash/BashTool.js"
+import type { ToolDisplay } from "../../../src/tools/Tool.js"
 import { sessionLines, tempDir } from "../../support/Harness.js"
 
 export type Json = Readonly<Record<string, unknown>>
@@ -165,25 +159,23 @@ const serve = (replies: Replies) =>
     )
   })
 
-/** The real loop over `server`: bash in `cwd`, a session under `home`, approvals from `approve`. */
-const agentLayer = (family: Family, url: string, home: string, cwd: string, approve: (display: ToolDisplay) => boolean) => {
-  const bash = BashTool.make({ cwd, parentEnv: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: home, LANG: "C.UTF-8" }, secrets: [API_KEY] })
-  return Agent.layer({ model: family.model, instructions: "test instructions" }).pipe(
-    Layer.provide(ModelClient.layer({
-      apiKey: API_KEY,
+/** The real loop over `server`, composed as Mino composes it: bash in `cwd`, a session under `home`, approvals from `approve`. */
+const agentLayer = (family: Family, url: string, home: string, cwd: string, approve: (display: ToolDisplay) => boolean) =>
+  Mino.layer({
+    apiKey: API_KEY,
+    endpoint: {
       baseURL: family.baseURL?.(url) ?? url,
       maxRetries: 0,
       idleTimeoutMs: family.client?.idleTimeoutMs ?? 10_000,
       ...(family.client?.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: family.client.requestTimeoutMs }),
       ...(family.host === undefined ? {} : { hostAs: family.host })
-    })),
-    Layer.provideMerge(SessionStore.layerOnDisk({ home, secrets: [API_KEY] }).pipe(Layer.provide(SessionDisk.layer))),
-    Layer.provide(Layer.unwrapEffect(Effect.map(bash, (tool) => ToolRegistry.layer([erase(tool)], { secrets: [API_KEY] }))).pipe(
-      Layer.provide(BashRunner.layer)
-    )),
-    Layer.provide(Approver.layerStatic(approve))
-  )
-}
+    },
+    model: family.model,
+    instructions: "test instructions",
+    session: { home },
+    bash: { cwd, parentEnv: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: home, LANG: "C.UTF-8" } },
+    approver: Approver.layerStatic(approve)
+  })
 
 /**
  * Runs `questions` as turns, one Agent (one process, as it were) for each list of

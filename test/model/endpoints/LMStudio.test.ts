@@ -4,8 +4,9 @@
  * Streams: vercel/ai, packages/open-responses/src/responses/__fixtures__/ @ 8a4f19d31f5324ac6366f70f031a802501c30762
  * - lmstudio-basic.1.chunks.txt (text, with logprobs in every part)
  * - lmstudio-tool-call.1.chunks.txt (reasoning as `content` text, a message, then a call; renamed bash)
- * Error bodies: an OpenAI-shaped body, and an error whose message is a string, as LM Studio answers a
- * context overflow ("... context length of only 4096 tokens ...").
+ * Error bodies: a context overflow answered with HTTP 400 and the error as a string, as
+ * lmstudio-ai/lmstudio-bug-tracker#237 and dyad-sh/dyad#925 quote it ("... the model is loaded with context
+ * length of only 2048 tokens ...").
  *
  * Input rules: LM Studio is closed source; its recorded follow-ups are the Open Responses shapes, reasoning
  * going back as its text (Rules.openResponses).
@@ -27,15 +28,10 @@ const family: Family = {
       reply: {
         status: 400,
         body: {
-          error: "Trying to keep the first 5213 tokens when context the overflows. However, the model is loaded with context length of only 4096 tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input"
+          error: "Trying to keep the first 14538 tokens when context the overflows. However, the model is loaded with context length of only 2048 tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input"
         }
       },
       line: /context window; start a new conversation with `mino --new`$/
-    },
-    {
-      name: "HTTP 404 model not found",
-      reply: { status: 404, body: { error: { message: "Model \"nonexistent\" not found", type: "invalid_request_error", param: "model", code: "model_not_found" } } },
-      line: /^model request failed: HTTP 404: Model "nonexistent" not found$/
     }
   ]
 }

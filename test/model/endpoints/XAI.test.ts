@@ -6,8 +6,9 @@
  * The tool call keeps that recording's envelope and encrypted reasoning, with its message replaced by a
  * function_call item in the shape xAI documents for function calling (OpenAI's); no xAI recording of a
  * function call over Responses is public.
- * Error bodies: xAI answers `{"code": "...", "error": "<text>"}`, the error as a string, as its API does for
- * a bad key; its context limit wording is "maximum prompt length".
+ * Error bodies: xAI answers `{"code": "...", "error": "<text>"}`, the error a string, as quoted for a bad key
+ * in i-am-bee/beeai-framework#447 and continuedev/continue#10778 and for a bad message in
+ * nocmt/LLMSearchPlus#2; its context limit as cline/cline#3120 quotes it (HTTP 400, "maximum prompt length").
  *
  * Input rules: as OpenAI's under `store: false` (reasoning goes back with its encrypted_content).
  */
@@ -36,7 +37,7 @@ const family: Family = {
       name: "HTTP 400 prompt too long",
       reply: {
         status: 400,
-        body: { code: "Client specified an invalid argument", error: "This model's maximum prompt length is 131072 but the request contains 140213 tokens." }
+        body: { code: "Client specified an invalid argument", error: "This model's maximum prompt length is 131072 but the request contains 136973 tokens." }
       },
       line: /context window; start a new conversation with `mino --new`$/
     }

@@ -14,6 +14,7 @@ import * as Scope from "effect/Scope"
 import { Agent } from "../agent/Agent.js"
 import type { AgentEvent } from "../agent/AgentEvent.js"
 import * as Escape from "../security/Escape.js"
+import * as Markdown from "../terminal/Markdown.js"
 import type { StopSignalsShape } from "../StopSignals.js"
 import * as ChatCommands from "./ChatCommands.js"
 import * as Fold from "./Fold.js"
@@ -153,10 +154,19 @@ const renderer = Effect.gen(function*() {
     })
   /** Starts what follows on a line of its own. */
   const ownLine = Effect.suspend(() => (midLine ? out("\n") : Effect.void))
+  // The model's text, drawn as Markdown as it streams (plain and escaped when undecorated).
+  let markdown = Markdown.make({ styled: terminal.decorated })
+  const draw = (step: Markdown.Rendered) => {
+    markdown = step.renderer
+    return out(step.output)
+  }
+  /** Writes what the renderer still holds (the last line's end), before anything else is shown. */
+  const endText = Effect.suspend(() => draw(Markdown.end(markdown)))
 
   const render = (event: AgentEvent): Effect.Effect<void> =>
     Effect.gen(function*() {
       if (event._tag !== "ModelWaiting" && event._tag !== "ToolRunning") yield* stopSpinner
+      if (event._tag !== "TextDelta") yield* endText
       switch (event._tag) {
         case "ModelWaiting":
           speaking = false
@@ -176,11 +186,14 @@ const renderer = Effect.gen(function*() {
           const next = event.item ?? item
           if (!speaking) yield* out(`${assistant} `)
           // Separate message items of one response are separate paragraphs.
-          else if (next !== item) yield* out(midLine ? "\n\n" : "\n")
+          else if (next !== item) {
+            yield* endText
+            yield* out(midLine ? "\n\n" : "\n")
+          }
           if ((!speaking || next !== item) && event.refusal === true) yield* out(`${refusal} `)
           speaking = true
           item = next
-          return yield* out(Escape.forDisplay(event.text))
+          return yield* draw(Markdown.feed(markdown, event.text))
         }
         case "ModelResponded":
           return yield* speaking ? ownLine : out(`${assistant}\n`)

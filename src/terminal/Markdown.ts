@@ -1,0 +1,575 @@
+/**
+ * The model's Markdown, drawn for a terminal as it streams: headings, emphasis,
+ * inline code, fenced code blocks, lists, quotes and links. A pure state
+ * machine over the text, like `LineEditor`: `feed(renderer, text)` returns what
+ * to write now and the renderer that follows; `end` finishes the last line.
+ *
+ * - Escape first, style after: every piece of the model's text passes through
+ *   `Escape.forDisplay` before it is written; the only escape sequences in the
+ *   output are the SGR styles chosen here. No OSC 8 hyperlink is written: a link
+ *   shows its URL as text, `text (url)`.
+ * - Append-only: nothing is redrawn and the cursor never moves, so a line the
+ *   terminal wraps cannot be corrupted. Text is written as it arrives; only a
+ *   marker whose meaning depends on what follows waits — a line's first
+ *   characters (`#`, `-`, `>`, a fence), or an opening `**`, `` ` `` or `[` until
+ *   its span closes, its line ends, or `SPAN_LIMIT` characters pass without a
+ *   closer (then the marker is shown as typed).
+ * - The same output however the text is cut into pieces: a decision is taken
+ *   only on text that is there, so more text never changes what was written.
+ * - Fenced code is verbatim (no inline markup, no re-wrapping) behind a gutter.
+ * - Unstyled (`styled: false`: `NO_COLOR`, `TERM=dumb`, output not a terminal)
+ *   the text is written as the model wrote it, escaped, markers and all.
+ *
+ * A subset of CommonMark/GFM, line by line: what is not recognised is shown as
+ * written. Setext headings, indented code, tables and HTML stay as text.
+ */
+import * as Escape from "../security/Escape.js"
+
+/** How far (in UTF-16 units) an opening marker looks for its closer. */
+export const SPAN_LIMIT = 600
+
+export interface Options {
+  /** Styles on (a terminal with colour); off, the text is written as it is, escaped. */
+  readonly styled: boolean
+}
+
+/** The fence of the code block being drawn. */
+interface Fence {
+  readonly marker: "`" | "~"
+  readonly length: number
+  /** The opening fence's indentation: kept before the gutter, removed from the code. */
+  readonly indent: string
+}
+
+/** How the rest of the current line is drawn, once its first characters are known. */
+type Layout =
+  | { readonly _tag: "Inline"; readonly base: Sgr }
+  | { readonly _tag: "Code" }
+
+export interface Renderer {
+  readonly styled: boolean
+  /** Inside a fenced code block. */
+  readonly fence: Fence | undefined
+  /** The current line's layout; `undefined` until its first characters decide it. */
+  readonly layout: Layout | undefined
+  /** Text of the current line not written yet: from the line's start while `layout` is undecided. */
+  readonly pending: string
+  /** The code point before `pending` on its line (`""` at the line's start), for emphasis rules. */
+  readonly before: string
+  /** The SGR parameters in effect on the screen (`""`: none). */
+  readonly sgr: Sgr
+}
+
+export interface Rendered {
+  readonly renderer: Renderer
+  readonly output: string
+}
+
+export const make = (options: Options): Renderer => ({
+  styled: options.styled,
+  fence: undefined,
+  layout: undefined,
+  pending: "",
+  before: "",
+  sgr: ""
+})
+
+/** Renders `text`, the next piece of the model's text. */
+export const feed = (renderer: Renderer, text: string): Rendered => {
+  if (!renderer.styled) return plain(renderer, renderer.pending + text)
+  const pieces = text.split("\n")
+  let state = renderer
+  let output = ""
+  pieces.forEach((piece, index) => {
+    const step = advance(state, piece, index < pieces.length - 1)
+    state = step.renderer
+    output += step.output
+  })
+  return { renderer: state, output }
+}
+
+/** Finishes the last line (as if it were complete, without a newline); the renderer after it starts afresh. */
+export const end = (renderer: Renderer): Rendered => {
+  const fresh = make({ styled: renderer.styled })
+  if (!renderer.styled) return { renderer: fresh, output: Escape.forDisplay(renderer.pending) }
+  const last = renderer.layout === undefined && renderer.pending === "" ? { renderer, output: "" } : line(renderer, "", true)
+  return { renderer: fresh, output: last.output + reset(last.renderer.sgr) }
+}
+
+// ---------------------------------------------------------------------------
+// Styles
+
+/** SGR parameters, sorted and `;`-separated (`"1;4"`); `""` is no style. */
+type Sgr = string
+
+const STYLE = {
+  strong: "1",
+  emphasis: "3",
+  strike: "9",
+  code: "36",
+  link: "4",
+  /** Gutters, bullets, rules, fence labels and a link's URL. */
+  mark: "2",
+  heading: "1",
+  title: "1;4"
+} as const
+
+const combine = (a: Sgr, b: Sgr): Sgr =>
+  [...new Set([...a.split(";"), ...b.split(";")].filter((p) => p !== ""))].sort((x, y) => Number(x) - Number(y)).join(";")
+
+/** A piece of text (the model's, or a mark of Mino's own) and its style. */
+interface Run {
+  readonly sgr: Sgr
+  readonly text: string
+}
+
+const reset = (sgr: Sgr): string => (sgr === "" ? "" : "\u001b[0m")
+
+/** Writes runs: each text escaped, then a style change only where the style changes. */
+const emit = (sgr: Sgr, runs: ReadonlyArray<Run>): { readonly sgr: Sgr; readonly output: string } => {
+  let current = sgr
+  let output = ""
+  for (const run of runs) {
+    if (run.text.length === 0) continue
+    if (run.sgr !== current) {
+      output += reset(current) + (run.sgr === "" ? "" : `\u001b[${run.sgr}m`)
+      current = run.sgr
+    }
+    output += Escape.forDisplay(run.text)
+  }
+  return { sgr: current, output }
+}
+
+// ---------------------------------------------------------------------------
+// Lines
+
+const isHighSurrogate = (unit: string | undefined): boolean => unit !== undefined && /[\ud800-\udbff]/.test(unit)
+
+/** Unstyled: the text as written, escaped; a high surrogate at the end waits for its pair. */
+const plain = (renderer: Renderer, text: string): Rendered => {
+  const keep = isHighSurrogate(text.at(-1)) ? 1 : 0
+  return {
+    renderer: { ...renderer, pending: text.slice(text.length - keep) },
+    output: Escape.forDisplay(text.slice(0, text.length - keep))
+  }
+}
+
+/** One piece of a line; `complete` when a newline followed it. */
+const advance = (renderer: Renderer, piece: string, complete: boolean): Rendered => {
+  const step = line(renderer, piece, complete)
+  if (!complete) return step
+  return {
+    renderer: { ...step.renderer, layout: undefined, pending: "", before: "", sgr: "" },
+    output: `${step.output}${reset(step.renderer.sgr)}\n`
+  }
+}
+
+/** Renders as much of the current line as is decided, `piece` added. */
+const line = (renderer: Renderer, piece: string, complete: boolean): Rendered => {
+  let state: Renderer = { ...renderer, pending: renderer.pending + piece }
+  let output = ""
+  const write = (runs: ReadonlyArray<Run>) => {
+    const written = emit(state.sgr, runs)
+    state = { ...state, sgr: written.sgr }
+    output += written.output
+  }
+  if (state.layout === undefined) {
+    const decided = decide(state.fence, state.pending, complete)
+    if (decided === undefined) return { renderer: state, output }
+    write(decided.runs)
+    if (decided._tag === "Whole") return { renderer: { ...state, fence: decided.fence, pending: "" }, output }
+    state = {
+      ...state,
+      layout: decided.layout,
+      pending: state.pending.slice(decided.consumed),
+      before: pointBefore(state.pending, decided.consumed)
+    }
+  }
+  const layout = state.layout
+  if (layout === undefined) return { renderer: state, output }
+  if (layout._tag === "Code") {
+    // Verbatim; only a high surrogate at the end waits for its pair.
+    const keep = !complete && isHighSurrogate(state.pending.at(-1)) ? 1 : 0
+    write([{ sgr: "", text: state.pending.slice(0, state.pending.length - keep) }])
+    return { renderer: { ...state, pending: state.pending.slice(state.pending.length - keep) }, output }
+  }
+  const text = state.before + state.pending
+  const done = inline({ text, from: state.before.length, to: text.length, complete }, layout.base)
+  write(done.runs)
+  return {
+    renderer: {
+      ...state,
+      pending: text.slice(done.next),
+      before: done.next > state.before.length ? pointBefore(text, done.next) : state.before
+    },
+    output
+  }
+}
+
+type Decision =
+  /** The line goes on in `layout`, after `consumed` characters drawn as `runs`. */
+  | { readonly _tag: "Line"; readonly runs: ReadonlyArray<Run>; readonly consumed: number; readonly layout: Layout }
+  /** The whole (complete) line, drawn as `runs`; `fence` is the code block after it. */
+  | { readonly _tag: "Whole"; readonly runs: ReadonlyArray<Run>; readonly fence: Fence | undefined }
+
+const mark = (text: string): Run => ({ sgr: STYLE.mark, text })
+const as = (text: string): Run => ({ sgr: "", text })
+
+const RULE = "─".repeat(40)
+
+/** What a line's first characters make of it; `undefined` while they cannot tell yet. */
+const decide = (fence: Fence | undefined, text: string, complete: boolean): Decision | undefined => {
+  if (fence === undefined) return block(text, 0, [], complete, true)
+  const lead = /^[ \t]*/.exec(text)?.[0] ?? ""
+  const rest = text.slice(lead.length)
+  const marks = rest.length - rest.replace(fence.marker === "`" ? /^`+/ : /^~+/, "").length
+  // Only fence characters and blanks so far: this may be the closing fence.
+  if (/^[ \t]*$/.test(rest.slice(marks))) {
+    if (!complete) return undefined
+    if (marks >= fence.length) return { _tag: "Whole", runs: [as(fence.indent), mark("╰─")], fence: undefined }
+  }
+  let strip = 0
+  while (strip < fence.indent.length && text[strip] === " ") strip++
+  return { _tag: "Line", runs: [as(fence.indent), mark("│ ")], consumed: strip, layout: { _tag: "Code" } }
+}
+
+/** The block markers at `at` (after `prefix`, already drawn quote marks); `top` outside a quote. */
+const block = (text: string, at: number, prefix: ReadonlyArray<Run>, complete: boolean, top: boolean): Decision | undefined => {
+  const lead = /^[ \t]*/.exec(text.slice(at))?.[0] ?? ""
+  const start = at + lead.length
+  const head = [...prefix, as(lead)]
+  const rest = text.slice(start)
+  const first = rest[0]
+  if (first === undefined) return complete ? { _tag: "Whole", runs: head, fence: undefined } : undefined
+  const continues = (consumed: number, runs: ReadonlyArray<Run> = head, base: Sgr = ""): Decision => ({
+    _tag: "Line",
+    runs,
+    consumed,
+    layout: { _tag: "Inline", base }
+  })
+
+  if (top && (first === "`" || first === "~")) {
+    const run = first === "`" ? /^`+/.exec(rest)?.[0] ?? "" : /^~+/.exec(rest)?.[0] ?? ""
+    if (run.length === rest.length && !complete) return undefined
+    if (run.length >= 3) {
+      if (!complete) return undefined
+      const info = rest.slice(run.length).trim()
+      if (!(first === "`" && info.includes("`"))) {
+        const language = info.split(/\s/)[0] ?? ""
+        return {
+          _tag: "Whole",
+          runs: [as(lead), mark(language === "" ? "╭─" : `╭─ ${language}`)],
+          fence: { marker: first, length: run.length, indent: lead }
+        }
+      }
+    }
+    return continues(start)
+  }
+  if (first === "-" || first === "*" || first === "_") {
+    // A thematic break (`---`, `* * *`): only that character and blanks on the line.
+    if (new RegExp(`^(?:\\${first}[ \\t]*)+$`).test(rest)) {
+      if (!complete) return undefined
+      if (rest.split(first).length > 3) return { _tag: "Whole", runs: [...head, mark(RULE)], fence: undefined }
+    }
+  }
+  if (first === "#") {
+    const hashes = /^#{1,6}/.exec(rest)?.[0].length ?? 0
+    const after = rest[hashes]
+    if (after === undefined && !complete) return undefined
+    if (after === undefined || after === " " || after === "\t") {
+      return continues(start + hashes + (after === undefined ? 0 : 1), head, hashes === 1 ? STYLE.title : STYLE.heading)
+    }
+    return continues(start)
+  }
+  if (first === ">") {
+    const after = rest[1]
+    if (after === undefined && !complete) return undefined
+    return block(text, start + (after === " " ? 2 : 1), [...head, mark("┃ ")], complete, false)
+  }
+  if (first === "-" || first === "*" || first === "+") {
+    const after = rest[1]
+    if (after === undefined && !complete) return undefined
+    if (after === undefined || after === " " || after === "\t") return continues(start + 1, [...head, as("•")])
+  }
+  return continues(start)
+}
+
+// ---------------------------------------------------------------------------
+// Inline markup
+
+/** The text being parsed, `[from, to)`; `complete` when nothing follows `to` on the line. */
+interface Span {
+  readonly text: string
+  readonly from: number
+  readonly to: number
+  readonly complete: boolean
+}
+
+interface Parsed {
+  readonly runs: ReadonlyArray<Run>
+  readonly next: number
+}
+
+const WAIT = undefined
+type Wait = typeof WAIT
+
+/** Beyond the span: `""` (a blank) when it is complete, `WAIT` when more text may come. */
+const charAt = (span: Span, at: number): string | Wait =>
+  at < span.to ? span.text[at] ?? "" : span.complete ? "" : WAIT
+
+/** The code point at `at`, or `""`/`WAIT` beyond the span (a high surrogate at the end waits for its pair). */
+const pointAt = (span: Span, at: number): string | Wait => {
+  const unit = charAt(span, at)
+  if (unit === WAIT || !isHighSurrogate(unit)) return unit
+  const low = charAt(span, at + 1)
+  return low === WAIT ? WAIT : unit + low
+}
+
+const pointBefore = (text: string, at: number): string => {
+  if (at <= 0) return ""
+  const low = text[at - 1] ?? ""
+  const high = text[at - 2]
+  return /[\udc00-\udfff]/.test(low) && isHighSurrogate(high) ? (high ?? "") + low : low
+}
+
+const isBlank = (ch: string): boolean => ch === "" || /^\s$/u.test(ch)
+const isPunctuation = (ch: string): boolean => /^[\p{P}\p{S}]$/u.test(ch)
+
+const SPECIAL = /[\\`*_~[!<]/
+
+/** The length of the run of `ch` at `at`, or `WAIT` when it reaches the end of what has come. */
+const runOf = (span: Span, at: number, ch: string): number | Wait => {
+  let end = at
+  while (end < span.to && span.text[end] === ch) end++
+  return end === span.to && !span.complete ? WAIT : end - at
+}
+
+/** Whether a delimiter run at `[at, at + length)` can open and close emphasis (CommonMark's flanking rules). */
+const flanking = (span: Span, at: number, length: number, ch: string) => {
+  const before = at > 0 ? pointBefore(span.text, at) : ""
+  const after = pointAt(span, at + length)
+  if (after === WAIT) return WAIT
+  const left = !isBlank(after) && (!isPunctuation(after) || isBlank(before) || isPunctuation(before))
+  const right = !isBlank(before) && (!isPunctuation(before) || isBlank(after) || isPunctuation(after))
+  return ch === "_"
+    ? { open: left && (!right || isPunctuation(before)), close: right && (!left || isPunctuation(after)) }
+    : { open: left, close: right }
+}
+
+type Found = { readonly _tag: "Found"; readonly at: number } | { readonly _tag: "None" }
+const NONE: Found = { _tag: "None" }
+
+/** Past the end of what has come: no closer when the line is complete, else wait. */
+const exhausted = (span: Span): Found | Wait => (span.complete ? NONE : WAIT)
+
+/** The closing backtick run of a code span opened by `length` backticks at `at`. */
+const codeCloser = (span: Span, at: number, length: number): Found | Wait => {
+  let scan = at + length
+  while (true) {
+    if (scan - at > SPAN_LIMIT) return NONE
+    if (scan >= span.to) return exhausted(span)
+    if (span.text[scan] !== "`") {
+      scan++
+      continue
+    }
+    const run = runOf(span, scan, "`")
+    if (run === WAIT) return WAIT
+    if (run === length) return { _tag: "Found", at: scan }
+    scan += run
+  }
+}
+
+/**
+ * Steps over what a closer cannot be inside: a backslash escape, a code span.
+ * Returns the next position to look at, or `WAIT`.
+ */
+const skip = (span: Span, at: number): number | Wait => {
+  const ch = span.text[at]
+  if (ch === "\\") return at + 2
+  if (ch !== "`") return at + 1
+  const run = runOf(span, at, "`")
+  if (run === WAIT) return WAIT
+  const closer = codeCloser(span, at, run)
+  if (closer === WAIT) return WAIT
+  return closer._tag === "Found" ? closer.at + run : at + run
+}
+
+/** The closing run (`length` times `ch`, able to close) of emphasis opened at `at`. */
+const emphasisCloser = (span: Span, at: number, length: number, ch: string): Found | Wait => {
+  let scan = at + length
+  while (true) {
+    if (scan - at > SPAN_LIMIT) return NONE
+    if (scan >= span.to) return exhausted(span)
+    if (span.text[scan] === ch) {
+      const run = runOf(span, scan, ch)
+      if (run === WAIT) return WAIT
+      if (run === length && scan > at + length) {
+        const sides = flanking(span, scan, run, ch)
+        if (sides === WAIT) return WAIT
+        if (sides.close) return { _tag: "Found", at: scan }
+      }
+      scan += run
+      continue
+    }
+    const next = skip(span, scan)
+    if (next === WAIT) return WAIT
+    scan = next
+  }
+}
+
+/** The `]` closing a link's text opened at `at`, brackets nested. */
+const labelCloser = (span: Span, at: number): Found | Wait => {
+  let depth = 0
+  let scan = at + 1
+  while (true) {
+    if (scan - at > SPAN_LIMIT) return NONE
+    if (scan >= span.to) return exhausted(span)
+    const ch = span.text[scan]
+    if (ch === "]" && depth === 0) return { _tag: "Found", at: scan }
+    if (ch === "[") depth++
+    if (ch === "]") depth--
+    const next = skip(span, scan)
+    if (next === WAIT) return WAIT
+    scan = next
+  }
+}
+
+/** The `)` closing a link's destination that starts at `at` (after its `(`), parentheses nested. */
+const destinationCloser = (span: Span, start: number, at: number): Found | Wait => {
+  let depth = 0
+  let scan = at
+  while (true) {
+    if (scan - start > SPAN_LIMIT) return NONE
+    if (scan >= span.to) return exhausted(span)
+    const ch = span.text[scan]
+    if (ch === ")" && depth === 0) return { _tag: "Found", at: scan }
+    if (ch === "(") depth++
+    if (ch === ")") depth--
+    scan += ch === "\\" ? 2 : 1
+  }
+}
+
+const unescapePunctuation = (text: string): string => text.replace(/\\([!-/:-@[-`{-~])/g, "$1")
+
+/** A link's URL from its destination (`url`, `<url>`, `url "title"`). */
+const url = (destination: string): string => {
+  const trimmed = destination.trim()
+  const bracketed = /^<([^<>]*)>/.exec(trimmed)?.[1]
+  return unescapePunctuation(bracketed ?? trimmed.split(/\s/)[0] ?? "")
+}
+
+/** Everything in the span, as far as it is decided; `next` is where waiting starts. */
+const inline = (span: Span, sgr: Sgr): Parsed => {
+  const runs: Array<Run> = []
+  let at = span.from
+  while (at < span.to) {
+    const parsed = token(span, at, sgr)
+    if (parsed === WAIT) break
+    runs.push(...parsed.runs)
+    at = parsed.next
+  }
+  return { runs, next: at }
+}
+
+const literal = (span: Span, at: number, length: number, sgr: Sgr): Parsed => ({
+  runs: [{ sgr, text: span.text.slice(at, at + length) }],
+  next: at + length
+})
+
+/** The text of `[from, to)` of the span's text, parsed as a whole. */
+const inner = (span: Span, from: number, to: number, sgr: Sgr): ReadonlyArray<Run> =>
+  inline({ text: span.text, from, to, complete: true }, sgr).runs
+
+/** The next piece of inline text at `at`, or `WAIT` when what follows decides it. */
+const token = (span: Span, at: number, sgr: Sgr): Parsed | Wait => {
+  const ch = span.text[at] ?? ""
+  if (!SPECIAL.test(ch)) {
+    let end = at
+    while (end < span.to && !SPECIAL.test(span.text[end] ?? "")) end++
+    // A high surrogate at the end of what has come waits for its pair.
+    if (end === span.to && !span.complete && isHighSurrogate(span.text[end - 1])) end--
+    return end === at ? WAIT : literal(span, at, end - at, sgr)
+  }
+  switch (ch) {
+    case "\\": {
+      const next = charAt(span, at + 1)
+      if (next === WAIT) return WAIT
+      return /^[!-/:-@[-`{-~]$/.test(next) ? { runs: [{ sgr, text: next }], next: at + 2 } : literal(span, at, 1, sgr)
+    }
+    case "`": {
+      const run = runOf(span, at, "`")
+      if (run === WAIT) return WAIT
+      const closer = codeCloser(span, at, run)
+      if (closer === WAIT) return WAIT
+      if (closer._tag === "None") return literal(span, at, run, sgr)
+      const content = span.text.slice(at + run, closer.at)
+      const trimmed = /^ .*[^ ].* $/s.test(content) ? content.slice(1, -1) : content
+      return { runs: [{ sgr: combine(sgr, STYLE.code), text: trimmed }], next: closer.at + run }
+    }
+    case "*":
+    case "_":
+    case "~": {
+      const run = runOf(span, at, ch)
+      if (run === WAIT) return WAIT
+      const style = ch === "~" ? (run === 2 ? STYLE.strike : undefined) : [STYLE.emphasis, STYLE.strong, `${STYLE.strong};${STYLE.emphasis}`][run - 1]
+      if (style === undefined) return literal(span, at, run, sgr)
+      const sides = flanking(span, at, run, ch)
+      if (sides === WAIT) return WAIT
+      if (!sides.open) return literal(span, at, run, sgr)
+      const closer = emphasisCloser(span, at, run, ch)
+      if (closer === WAIT) return WAIT
+      if (closer._tag === "None") return literal(span, at, run, sgr)
+      return { runs: inner(span, at + run, closer.at, combine(sgr, style)), next: closer.at + run }
+    }
+    case "!": {
+      const next = charAt(span, at + 1)
+      if (next === WAIT) return WAIT
+      if (next !== "[") return literal(span, at, 1, sgr)
+      const image = link(span, at + 1, sgr)
+      if (image === WAIT) return WAIT
+      return image === undefined ? literal(span, at, 1, sgr) : image
+    }
+    case "[": {
+      const parsed = link(span, at, sgr)
+      if (parsed === WAIT) return WAIT
+      return parsed ?? literal(span, at, 1, sgr)
+    }
+    case "<": {
+      // An autolink: `<scheme:…>` or `<name@host>`, shown without its brackets.
+      let end = at + 1
+      while (true) {
+        if (end - at > SPAN_LIMIT) return literal(span, at, 1, sgr)
+        const next = charAt(span, end)
+        if (next === WAIT) return WAIT
+        if (next === "" || next === "<" || next === ">" || /\s/.test(next)) break
+        end++
+      }
+      const address = span.text.slice(at + 1, end)
+      const isLink = span.text[end] === ">" &&
+        (/^[A-Za-z][A-Za-z0-9+.-]{1,31}:/.test(address) || /^[^\s@\\]+@[A-Za-z0-9.-]+$/.test(address))
+      return isLink ? { runs: [{ sgr: combine(sgr, STYLE.link), text: address }], next: end + 1 } : literal(span, at, 1, sgr)
+    }
+    default:
+      return literal(span, at, 1, sgr)
+  }
+}
+
+/** `[text](url)` at `at`, drawn `text (url)`; `undefined` when it is not a link. */
+const link = (span: Span, at: number, sgr: Sgr): Parsed | undefined | Wait => {
+  const label = labelCloser(span, at)
+  if (label === WAIT) return WAIT
+  if (label._tag === "None") return undefined
+  const paren = charAt(span, label.at + 1)
+  if (paren === WAIT) return WAIT
+  if (paren !== "(") return undefined
+  const closer = destinationCloser(span, at, label.at + 2)
+  if (closer === WAIT) return WAIT
+  if (closer._tag === "None") return undefined
+  const target = url(span.text.slice(label.at + 2, closer.at))
+  const text = inner(span, at + 1, label.at, combine(sgr, STYLE.link))
+  const shown = text.map((run) => run.text).join("")
+  const next = closer.at + 1
+  if (shown === "") return { runs: [{ sgr: combine(sgr, STYLE.link), text: target }], next }
+  if (target === "" || target === shown) return { runs: text, next }
+  return { runs: [...text, { sgr: combine(sgr, STYLE.mark), text: ` (${target})` }], next }
+}

@@ -25,12 +25,14 @@
  */
 import * as Escape from "../security/Escape.js"
 
-/** How far (in UTF-16 units) an opening marker looks for its closer. */
+/** How far (in UTF-16 units) an opening marker looks for its closer, by default. */
 export const SPAN_LIMIT = 600
 
 export interface Options {
   /** Styles on (a terminal with colour); off, the text is written as it is, escaped. */
   readonly styled: boolean
+  /** How far an opening marker looks for its closer (`SPAN_LIMIT`); tests make it small. */
+  readonly spanLimit?: number
 }
 
 /** The fence of the code block being drawn. */
@@ -48,6 +50,7 @@ type Layout =
 
 export interface Renderer {
   readonly styled: boolean
+  readonly spanLimit: number
   /** Inside a fenced code block. */
   readonly fence: Fence | undefined
   /** The current line's layout; `undefined` until its first characters decide it. */
@@ -67,6 +70,7 @@ export interface Rendered {
 
 export const make = (options: Options): Renderer => ({
   styled: options.styled,
+  spanLimit: options.spanLimit ?? SPAN_LIMIT,
   fence: undefined,
   layout: undefined,
   pending: "",
@@ -90,7 +94,7 @@ export const feed = (renderer: Renderer, text: string): Rendered => {
 
 /** Finishes the last line (as if it were complete, without a newline); the renderer after it starts afresh. */
 export const end = (renderer: Renderer): Rendered => {
-  const fresh = make({ styled: renderer.styled })
+  const fresh = make(renderer)
   if (!renderer.styled) return { renderer: fresh, output: Escape.forDisplay(renderer.pending) }
   const last = renderer.layout === undefined && renderer.pending === "" ? { renderer, output: "" } : line(renderer, "", true)
   return { renderer: fresh, output: last.output + reset(last.renderer.sgr) }
@@ -194,7 +198,7 @@ const line = (renderer: Renderer, piece: string, complete: boolean): Rendered =>
     return { renderer: { ...state, pending: state.pending.slice(state.pending.length - keep) }, output }
   }
   const text = state.before + state.pending
-  const done = inline({ text, from: state.before.length, to: text.length, complete }, layout.base)
+  const done = inline({ text, from: state.before.length, to: text.length, complete, limit: state.spanLimit }, layout.base)
   write(done.runs)
   return {
     renderer: {
@@ -253,12 +257,11 @@ const block = (text: string, at: number, prefix: ReadonlyArray<Run>, complete: b
     if (run.length === rest.length && !complete) return undefined
     if (run.length >= 3) {
       if (!complete) return undefined
-      const info = rest.slice(run.length).trim()
+      const info = blanksTrimmed(rest.slice(run.length))
       if (!(first === "`" && info.includes("`"))) {
-        const language = info.split(/\s/)[0] ?? ""
         return {
           _tag: "Whole",
-          runs: [as(lead), mark(language === "" ? "╭─" : `╭─ ${language}`)],
+          runs: [as(lead), mark(info === "" ? "╭─" : `╭─ ${info}`)],
           fence: { marker: first, length: run.length, indent: lead }
         }
       }
@@ -303,6 +306,8 @@ interface Span {
   readonly from: number
   readonly to: number
   readonly complete: boolean
+  /** How far past its opener a span may close. */
+  readonly limit: number
 }
 
 interface Parsed {
@@ -362,11 +367,14 @@ const NONE: Found = { _tag: "None" }
 /** Past the end of what has come: no closer when the line is complete, else wait. */
 const exhausted = (span: Span): Found | Wait => (span.complete ? NONE : WAIT)
 
-/** The closing backtick run of a code span opened by `length` backticks at `at`. */
-const codeCloser = (span: Span, at: number, length: number): Found | Wait => {
+/**
+ * The closing backtick run of a code span opened by `length` backticks at `at`,
+ * within the limit counted from `origin` (the outermost opener being matched).
+ */
+const codeCloser = (span: Span, at: number, length: number, origin = at): Found | Wait => {
   let scan = at + length
   while (true) {
-    if (scan - at > SPAN_LIMIT) return NONE
+    if (scan - origin > span.limit) return NONE
     if (scan >= span.to) return exhausted(span)
     if (span.text[scan] !== "`") {
       scan++
@@ -383,13 +391,13 @@ const codeCloser = (span: Span, at: number, length: number): Found | Wait => {
  * Steps over what a closer cannot be inside: a backslash escape, a code span.
  * Returns the next position to look at, or `WAIT`.
  */
-const skip = (span: Span, at: number): number | Wait => {
+const skip = (span: Span, at: number, origin: number): number | Wait => {
   const ch = span.text[at]
   if (ch === "\\") return at + 2
   if (ch !== "`") return at + 1
   const run = runOf(span, at, "`")
   if (run === WAIT) return WAIT
-  const closer = codeCloser(span, at, run)
+  const closer = codeCloser(span, at, run, origin)
   if (closer === WAIT) return WAIT
   return closer._tag === "Found" ? closer.at + run : at + run
 }
@@ -398,7 +406,7 @@ const skip = (span: Span, at: number): number | Wait => {
 const emphasisCloser = (span: Span, at: number, length: number, ch: string): Found | Wait => {
   let scan = at + length
   while (true) {
-    if (scan - at > SPAN_LIMIT) return NONE
+    if (scan - at > span.limit) return NONE
     if (scan >= span.to) return exhausted(span)
     if (span.text[scan] === ch) {
       const run = runOf(span, scan, ch)
@@ -411,7 +419,7 @@ const emphasisCloser = (span: Span, at: number, length: number, ch: string): Fou
       scan += run
       continue
     }
-    const next = skip(span, scan)
+    const next = skip(span, scan, at)
     if (next === WAIT) return WAIT
     scan = next
   }
@@ -422,13 +430,13 @@ const labelCloser = (span: Span, at: number): Found | Wait => {
   let depth = 0
   let scan = at + 1
   while (true) {
-    if (scan - at > SPAN_LIMIT) return NONE
+    if (scan - at > span.limit) return NONE
     if (scan >= span.to) return exhausted(span)
     const ch = span.text[scan]
     if (ch === "]" && depth === 0) return { _tag: "Found", at: scan }
     if (ch === "[") depth++
     if (ch === "]") depth--
-    const next = skip(span, scan)
+    const next = skip(span, scan, at)
     if (next === WAIT) return WAIT
     scan = next
   }
@@ -439,7 +447,7 @@ const destinationCloser = (span: Span, start: number, at: number): Found | Wait 
   let depth = 0
   let scan = at
   while (true) {
-    if (scan - start > SPAN_LIMIT) return NONE
+    if (scan - start > span.limit) return NONE
     if (scan >= span.to) return exhausted(span)
     const ch = span.text[scan]
     if (ch === ")" && depth === 0) return { _tag: "Found", at: scan }
@@ -449,13 +457,15 @@ const destinationCloser = (span: Span, start: number, at: number): Found | Wait 
   }
 }
 
+/** Without the spaces and tabs around it (not `trim`: a `\r` is text to show, escaped). */
+const blanksTrimmed = (text: string): string => text.replace(/^[ \t]+|[ \t]+$/g, "")
+
 const unescapePunctuation = (text: string): string => text.replace(/\\([!-/:-@[-`{-~])/g, "$1")
 
-/** A link's URL from its destination (`url`, `<url>`, `url "title"`). */
+/** A link's destination as shown: as written (a title too), without `<…>` around it. */
 const url = (destination: string): string => {
-  const trimmed = destination.trim()
-  const bracketed = /^<([^<>]*)>/.exec(trimmed)?.[1]
-  return unescapePunctuation(bracketed ?? trimmed.split(/\s/)[0] ?? "")
+  const trimmed = blanksTrimmed(destination)
+  return unescapePunctuation(/^<([^<>]*)>$/.exec(trimmed)?.[1] ?? trimmed)
 }
 
 /** Everything in the span, as far as it is decided; `next` is where waiting starts. */
@@ -478,7 +488,7 @@ const literal = (span: Span, at: number, length: number, sgr: Sgr): Parsed => ({
 
 /** The text of `[from, to)` of the span's text, parsed as a whole. */
 const inner = (span: Span, from: number, to: number, sgr: Sgr): ReadonlyArray<Run> =>
-  inline({ text: span.text, from, to, complete: true }, sgr).runs
+  inline({ ...span, from, to, complete: true }, sgr).runs
 
 /** The next piece of inline text at `at`, or `WAIT` when what follows decides it. */
 const token = (span: Span, at: number, sgr: Sgr): Parsed | Wait => {
@@ -527,7 +537,7 @@ const token = (span: Span, at: number, sgr: Sgr): Parsed | Wait => {
       if (next !== "[") return literal(span, at, 1, sgr)
       const image = link(span, at + 1, sgr)
       if (image === WAIT) return WAIT
-      return image === undefined ? literal(span, at, 1, sgr) : image
+      return image ?? literal(span, at, 1, sgr)
     }
     case "[": {
       const parsed = link(span, at, sgr)
@@ -538,7 +548,7 @@ const token = (span: Span, at: number, sgr: Sgr): Parsed | Wait => {
       // An autolink: `<scheme:…>` or `<name@host>`, shown without its brackets.
       let end = at + 1
       while (true) {
-        if (end - at > SPAN_LIMIT) return literal(span, at, 1, sgr)
+        if (end - at > span.limit) return literal(span, at, 1, sgr)
         const next = charAt(span, end)
         if (next === WAIT) return WAIT
         if (next === "" || next === "<" || next === ">" || /\s/.test(next)) break
@@ -554,17 +564,17 @@ const token = (span: Span, at: number, sgr: Sgr): Parsed | Wait => {
   }
 }
 
-/** `[text](url)` at `at`, drawn `text (url)`; `undefined` when it is not a link. */
-const link = (span: Span, at: number, sgr: Sgr): Parsed | undefined | Wait => {
+/** `[text](url)` at `at`, drawn `text (url)`; `null` when it is not a link. */
+const link = (span: Span, at: number, sgr: Sgr): Parsed | null | Wait => {
   const label = labelCloser(span, at)
   if (label === WAIT) return WAIT
-  if (label._tag === "None") return undefined
+  if (label._tag === "None") return null
   const paren = charAt(span, label.at + 1)
   if (paren === WAIT) return WAIT
-  if (paren !== "(") return undefined
+  if (paren !== "(") return null
   const closer = destinationCloser(span, at, label.at + 2)
   if (closer === WAIT) return WAIT
-  if (closer._tag === "None") return undefined
+  if (closer._tag === "None") return null
   const target = url(span.text.slice(label.at + 2, closer.at))
   const text = inner(span, at + 1, label.at, combine(sgr, STYLE.link))
   const shown = text.map((run) => run.text).join("")

@@ -29,7 +29,7 @@ import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
-import { Secrets } from "../security/Secrets.js"
+import { REDACTED, Secrets, type SecretsShape } from "../security/Secrets.js"
 import * as LineEditor from "./LineEditor.js"
 
 export interface TerminalShape {
@@ -126,6 +126,82 @@ const PASTE_ON = "\u001b[?2004h"
 const PASTE_OFF = "\u001b[?2004l"
 const SGR_CODES = /\u001b\[[0-9;]*m/g
 
+/**
+ * Text as the screen draws it: Mino's own styles (SGR; the only escape sequences
+ * written, everything else is escaped) are drawn as nothing, so a secret with a
+ * style change inside it (Markdown around part of it) still shows whole. Returns
+ * the drawn characters and, for each, its index in `text`.
+ */
+const drawn = (text: string): { readonly chars: string; readonly index: (at: number) => number } => {
+  if (!text.includes("\u001b")) return { chars: text, index: (at) => at }
+  let chars = ""
+  const index: Array<number> = []
+  let from = 0
+  const take = (to: number) => {
+    for (let i = from; i < to; i++) {
+      chars += text[i] ?? ""
+      index.push(i)
+    }
+  }
+  for (const style of text.matchAll(SGR_CODES)) {
+    take(style.index)
+    from = style.index + style[0].length
+  }
+  take(text.length)
+  return { chars, index: (at) => index[at] ?? text.length }
+}
+
+/**
+ * `text` with the key replaced as drawn; styles inside a replaced key are kept,
+ * after `[redacted]`. Where the key is, is found with `contains` alone (the
+ * shortest drawn stretch that holds it), so the key itself stays in `Secrets`.
+ */
+const redactDrawn = (text: string, secrets: SecretsShape): string => {
+  if (!text.includes("\u001b")) return secrets.redact(text)
+  const { chars, index } = drawn(text)
+  if (!secrets.contains(chars)) return text
+  // Drawn stretches [start, end) that hold the key, left to right.
+  const found: Array<readonly [number, number]> = []
+  let from = 0
+  while (secrets.contains(chars.slice(from))) {
+    // The first end at which the key is whole, then the last start that still holds it (both by halving).
+    const end = firstTrue(from + 1, chars.length, (at) => secrets.contains(chars.slice(from, at)))
+    const start = firstTrue(from, end - 1, (at) => !secrets.contains(chars.slice(at + 1, end)))
+    found.push([start, end])
+    from = end
+  }
+  let result = ""
+  let raw = 0
+  for (const [start, end] of found) {
+    const first = index(start)
+    result += text.slice(raw, first) + REDACTED
+    // The styles inside the key, so the style after it is still right.
+    result += (text.slice(first, index(end - 1) + 1).match(SGR_CODES) ?? []).join("")
+    raw = index(end - 1) + 1
+  }
+  return result + text.slice(raw)
+}
+
+/** The least `at` in `[low, high]` for which `holds` (which stays true once true); `high` if none before it. */
+const firstTrue = (low: number, high: number, holds: (at: number) => boolean): number => {
+  while (low < high) {
+    const middle = Math.floor((low + high) / 2)
+    if (holds(middle)) high = middle
+    else low = middle + 1
+  }
+  return low
+}
+
+/**
+ * How much of the end of `text` to hold back: from the first drawn character of
+ * the drawn tail that could begin the key.
+ */
+const drawnTail = (text: string, secrets: SecretsShape): number => {
+  const { chars, index } = drawn(text)
+  const keep = secrets.heldBack(chars)
+  return keep === 0 ? 0 : text.length - index(chars.length - keep)
+}
+
 /** What a discarded type-ahead held, for the line that says so. */
 const discardedSummary = (lines: number, partial: boolean): string | undefined => {
   const parts = [...(lines > 0 ? [`${lines} line(s)`] : []), ...(partial ? ["a partial line"] : [])]
@@ -134,9 +210,9 @@ const discardedSummary = (lines: number, partial: boolean): string | undefined =
 
 const make = (options: TerminalOptions) =>
   Effect.gen(function*() {
-    // The key never reaches the screen: every write is redacted (`Secrets`).
+    // The key never reaches the screen: every write is redacted (`Secrets`), as it is drawn.
     const secrets = yield* Secrets
-    const redact = secrets.redact
+    const redact = (text: string) => redactDrawn(text, secrets)
     const { output } = options
 
     // Standard output closed by its reader: writes stop, and whoever waits on `outputClosed` ends the chat.
@@ -156,7 +232,7 @@ const make = (options: TerminalOptions) =>
     // Streamed model text can split a secret across writes: each write keeps back
     // a tail that could begin one, until the next write shows what follows it.
     let held = ""
-    const heldBack = secrets.heldBack
+    const heldBack = (text: string): number => drawnTail(text, secrets)
     yield* Effect.addFinalizer(() => Effect.sync(() => raw(held)))
 
     /** `flush` shows held-back text too: before a prompt, which must not wait for more. */

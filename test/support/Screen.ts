@@ -15,6 +15,8 @@ export interface ScreenOptions {
   /** The API key the screen must never show (default: none). */
   readonly apiKey?: string
   readonly ahead?: string
+  /** Colour and styles, as on a terminal without `NO_COLOR` (default: off). */
+  readonly decorated?: boolean
 }
 
 export const make = (typed: ReadonlyArray<string>, options: ScreenOptions) => {
@@ -24,14 +26,16 @@ export const make = (typed: ReadonlyArray<string>, options: ScreenOptions) => {
   let written = ""
   output.on("data", (chunk: Buffer) => {
     written += chunk.toString("utf8")
-    if (written.endsWith("You> ") || written.endsWith(PROMPT)) {
+    // A prompt is recognised as drawn, its style (when decorated) aside.
+    const drawn = written.slice(-100).replace(/\u001b\[[0-9;]*m/g, "")
+    if (drawn.endsWith("You> ") || drawn.endsWith(PROMPT)) {
       const line = pending.shift()
       setImmediate(() => (line === undefined ? input.end() : input.write(line + "\n")))
     }
   })
   if (options.ahead !== undefined) input.write(options.ahead)
   return {
-    layer: Terminal.layerStreams({ input, output, interactive: options.interactive, decorated: false }).pipe(
+    layer: Terminal.layerStreams({ input, output, interactive: options.interactive, decorated: options.decorated ?? false }).pipe(
       Layer.provideMerge(options.apiKey === undefined ? Secrets.layerNone : Secrets.layer(options.apiKey))
     ),
     screen: () => written

@@ -1,7 +1,15 @@
+import { PassThrough } from "node:stream"
 import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as fc from "fast-check"
+import * as Gateway from "../../src/cli/Gateway.js"
 import * as Escape from "../../src/security/Escape.js"
 import * as Markdown from "../../src/terminal/Markdown.js"
+import { Terminal } from "../../src/terminal/Terminal.js"
+import { cutAt as cutText, textInPieces } from "../hostile/Streams.js"
+import { agentLayer, API_KEY, scriptedModel, tempDir } from "../support/Harness.js"
+import * as Screen from "../support/Screen.js"
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -236,6 +244,90 @@ describe("Markdown", () => {
         expect(render([text])).toBe(Escape.forDisplay(text))
       }),
       { numRuns: 2_000 }
+    )
+  })
+})
+
+// ---------------------------------------------------------------------------
+// Through the Gateway, and the API key drawn across styles
+
+/** One question answered with `pieces` of text, on a screen with or without styles. */
+const answered = (pieces: ReadonlyArray<string>, decorated: boolean) =>
+  Effect.gen(function*() {
+    const server = yield* scriptedModel([textInPieces(pieces)])
+    const screen = Screen.make(["hi"], { interactive: true, decorated, secrets: [API_KEY] })
+    const layer = agentLayer({ home: tempDir("markdown-home"), url: server.url, tools: [] }).pipe(Layer.provideMerge(screen.layer))
+    yield* Effect.scoped(Effect.provide(Gateway.run({ banner: "BANNER" }), layer))
+    return screen.screen()
+  })
+
+describe("the model's Markdown on the chat screen", () => {
+  const answer = "## Summary\n**`tsc`** passes; see [docs](https://x.y).\n```sh\nnpm test\n```\nDone."
+
+  it.scopedLive("is drawn styled as it streams, and plain (as written) without styles", () =>
+    Effect.gen(function*() {
+      const pieces = cutText(answer, [3, 9, 14, 22, 40, 41, 60, 70])
+      const styled = yield* answered(pieces, true)
+      expect(readable(styled)).toContain(
+        "{36}Assistant>{0} {1}Summary{0}\n{1;36}tsc{0} passes; see {4}docs{0}{2} (https://x.y){0}.\n{2}╭─ sh{0}\n{2}│ {0}npm test\n{2}╰─{0}\nDone.\n"
+      )
+      const plainScreen = yield* answered(pieces, false)
+      expect(plainScreen).toContain(`Assistant> ${answer}\n`)
+      expect(plainScreen).not.toContain("\u001b")
+    }))
+
+  it.scopedLive("never shows the API key, even spelled across Markdown so that styles fall inside it (20 ways)", () =>
+    Effect.gen(function*() {
+      const forms = [
+        `**${API_KEY.slice(0, 5)}**${API_KEY.slice(5)}`,
+        `\`${API_KEY.slice(0, 9)}\`${API_KEY.slice(9)}`,
+        `[${API_KEY.slice(0, 3)}**${API_KEY.slice(3, 7)}**${API_KEY.slice(7)}](https://x.y)`,
+        `${API_KEY.slice(0, 4)}*${API_KEY.slice(4, 10)}*${API_KEY.slice(10)}`,
+        `\n## ${API_KEY.slice(0, 6)}\`${API_KEY.slice(6)}\``
+      ]
+      for (const form of forms) {
+        const text = `The key: ${form} end`
+        for (const cuts of [[], [12], [14, 20], [text.length - 6]]) {
+          const screen = yield* answered(cutText(text, cuts), true)
+          expect(drawn(screen)).not.toContain(API_KEY)
+          expect(drawn(screen)).toContain("[redacted]")
+        }
+      }
+    }))
+
+  it("the terminal redacts the key as drawn, styles anywhere in it, however the writes are cut (500 runs)", async () => {
+    const KEY = API_KEY
+    const STYLES = ["\u001b[1m", "\u001b[0m", "\u001b[1;36m", "\u001b[2m"]
+    // Atoms: characters of text and whole style sequences; writes are cut between atoms.
+    const atom = fc.oneof(
+      { weight: 3, arbitrary: fc.constantFrom(...Array.from(KEY), " ", "x") },
+      { weight: 1, arbitrary: fc.constantFrom(...STYLES) }
+    )
+    const atoms = fc.array(fc.oneof(atom.map((a) => [a]), fc.constant(Array.from(KEY))), { maxLength: 12 }).map((groups) => groups.flat())
+    const styled = fc.tuple(atoms, fc.array(fc.nat(60), { maxLength: 6 })).map(([list, stylesAt]) => {
+      const out = [...list]
+      for (const at of stylesAt) out.splice(at % (out.length + 1), 0, STYLES[at % STYLES.length] ?? "")
+      return out
+    })
+    await fc.assert(
+      fc.asyncProperty(styled, fc.array(fc.nat(80), { maxLength: 6 }), async (list, cuts) => {
+        const points = [0, ...cuts.map((cut) => cut % (list.length + 1)).sort((a, b) => a - b), list.length]
+        const writes = points.slice(1).map((end, i) => list.slice(points[i], end).join(""))
+        const output = new PassThrough()
+        let written = ""
+        output.on("data", (chunk: Buffer) => void (written += chunk.toString("utf8")))
+        await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+          const terminal = yield* Terminal.make({ input: new PassThrough(), output, interactive: true, decorated: true, secrets: [KEY] })
+          for (const text of writes) yield* terminal.write(text)
+        })))
+        await new Promise((resolve) => setImmediate(resolve))
+        const whole = list.join("")
+        expect(drawn(written)).not.toContain(KEY)
+        expect(drawn(written)).toBe(drawn(whole).split(KEY).join("[redacted]"))
+        // The styles are all still there, in order.
+        expect(written.match(OWN_STYLE) ?? []).toEqual(whole.match(OWN_STYLE) ?? [])
+      }),
+      { numRuns: 500 }
     )
   })
 })

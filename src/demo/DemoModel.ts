@@ -2,7 +2,9 @@
  * The scripted model behind `mino --demo`: a loopback Responses server that
  * needs no key and no network. A question `run <command>` becomes a bash call of
  * that command; another question becomes a harmless command that answers it where
- * it can; after the paired result comes back, it answers with a short summary.
+ * it can; after the paired result comes back, it answers with a short summary. A
+ * question that mentions Markdown is answered at once with a sample of it, to
+ * show how the model's Markdown is drawn.
  */
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -55,6 +57,25 @@ const summary = (output: string): string => {
   }
 }
 
+/** The answer to a question about Markdown: one of each thing the terminal draws. */
+export const MARKDOWN_SAMPLE = [
+  "## What the demo model does",
+  "",
+  "It answers each question with **one bash command**, shown in full, which runs only if you type `y`:",
+  "",
+  "- `run <command>` asks for exactly that command",
+  "- a question about a *version* asks for `<tool> --version`",
+  "- anything else asks for `uname -a`",
+  "",
+  "> Every command waits for your answer; nothing runs unseen.",
+  "",
+  "```sh",
+  "run ls -la **/*.ts",
+  "```",
+  "",
+  "A real model needs `OPENAI_API_KEY`; its Markdown is drawn like this, as [CommonMark](https://commonmark.org) reads it."
+].join("\n")
+
 let calls = 0
 
 const reply = (request: ResponsesServer.Request): ResponsesServer.Reply => {
@@ -65,6 +86,7 @@ const reply = (request: ResponsesServer.Request): ResponsesServer.Reply => {
   }
   const question = last === undefined ? undefined : userText(last)
   if (question === undefined) return ResponsesServer.textResponse("Ask me something.", { model: "mino-demo" })
+  if (/\bmarkdown\b/i.test(question)) return ResponsesServer.textResponse(MARKDOWN_SAMPLE, { model: "mino-demo" })
   const command = commandFor(question)
   return ResponsesServer.toolCallResponse(
     [{ call_id: `call_demo_${Date.now().toString(36)}_${++calls}`, name: "bash", arguments: JSON.stringify({ command }) }],

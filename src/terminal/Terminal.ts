@@ -117,8 +117,9 @@ export class Terminal extends Context.Tag("mino/Terminal")<Terminal, TerminalSha
   static readonly layerStreams = (options: TerminalOptions) => Layer.scoped(Terminal, make(options))
 }
 
-/** Colour on standard output: only on a terminal, and never with `NO_COLOR` set. */
-export const decorates = (): boolean => process.stdout.isTTY === true && (process.env["NO_COLOR"] ?? "") === ""
+/** Colour on standard output: only on a terminal that is not `TERM=dumb`, and never with `NO_COLOR` set. */
+export const decorates = (): boolean =>
+  process.stdout.isTTY === true && process.env["TERM"] !== "dumb" && (process.env["NO_COLOR"] ?? "") === ""
 
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
 

@@ -118,8 +118,16 @@ const STYLE = {
   title: "1;4"
 } as const
 
-const combine = (a: Sgr, b: Sgr): Sgr =>
-  [...new Set([...a.split(";"), ...b.split(";")].filter((p) => p !== ""))].sort((x, y) => Number(x) - Number(y)).join(";")
+const combined = new Map<string, Sgr>()
+const combine = (a: Sgr, b: Sgr): Sgr => {
+  const key = `${a}|${b}`
+  let both = combined.get(key)
+  if (both === undefined) {
+    both = [...new Set([...a.split(";"), ...b.split(";")].filter((p) => p !== ""))].sort((x, y) => Number(x) - Number(y)).join(";")
+    combined.set(key, both)
+  }
+  return both
+}
 
 /** A piece of text (the model's, or a mark of Mino's own) and its style. */
 interface Run {
@@ -147,7 +155,14 @@ const emit = (sgr: Sgr, runs: ReadonlyArray<Run>): { readonly sgr: Sgr; readonly
 // ---------------------------------------------------------------------------
 // Lines
 
-const isHighSurrogate = (unit: string | undefined): boolean => unit !== undefined && /[\ud800-\udbff]/.test(unit)
+const isHighSurrogate = (unit: string | undefined): boolean => {
+  const code = unit?.charCodeAt(0) ?? 0
+  return code >= 0xd800 && code <= 0xdbff
+}
+const isLowSurrogate = (unit: string): boolean => {
+  const code = unit.charCodeAt(0)
+  return code >= 0xdc00 && code <= 0xdfff
+}
 
 /** Unstyled: the text as written, escaped; a high surrogate at the end waits for its pair. */
 const plain = (renderer: Renderer, text: string): Rendered => {
@@ -170,44 +185,39 @@ const advance = (renderer: Renderer, piece: string, complete: boolean): Rendered
 
 /** Renders as much of the current line as is decided, `piece` added. */
 const line = (renderer: Renderer, piece: string, complete: boolean): Rendered => {
-  let state: Renderer = { ...renderer, pending: renderer.pending + piece }
+  let { layout, pending, before, sgr } = renderer
+  pending += piece
   let output = ""
   const write = (runs: ReadonlyArray<Run>) => {
-    const written = emit(state.sgr, runs)
-    state = { ...state, sgr: written.sgr }
+    const written = emit(sgr, runs)
+    sgr = written.sgr
     output += written.output
   }
-  if (state.layout === undefined) {
-    const decided = decide(state.fence, state.pending, complete)
-    if (decided === undefined) return { renderer: state, output }
+  // (`fence` is passed each time: a closing fence passes `undefined`, which a default would replace.)
+  const after = (waiting: string, fence: Fence | undefined): Rendered => ({
+    renderer: { styled: renderer.styled, spanLimit: renderer.spanLimit, fence, layout, pending: waiting, before, sgr },
+    output
+  })
+  if (layout === undefined) {
+    const decided = decide(renderer.fence, pending, complete, renderer.spanLimit)
+    if (decided === undefined) return after(pending, renderer.fence)
     write(decided.runs)
-    if (decided._tag === "Whole") return { renderer: { ...state, fence: decided.fence, pending: "" }, output }
-    state = {
-      ...state,
-      layout: decided.layout,
-      pending: state.pending.slice(decided.consumed),
-      before: pointBefore(state.pending, decided.consumed)
-    }
+    if (decided._tag === "Whole") return after("", decided.fence)
+    layout = decided.layout
+    before = pointBefore(pending, decided.consumed)
+    pending = pending.slice(decided.consumed)
   }
-  const layout = state.layout
-  if (layout === undefined) return { renderer: state, output }
   if (layout._tag === "Code") {
     // Verbatim; only a high surrogate at the end waits for its pair.
-    const keep = !complete && isHighSurrogate(state.pending.at(-1)) ? 1 : 0
-    write([{ sgr: "", text: state.pending.slice(0, state.pending.length - keep) }])
-    return { renderer: { ...state, pending: state.pending.slice(state.pending.length - keep) }, output }
+    const keep = !complete && isHighSurrogate(pending.at(-1)) ? 1 : 0
+    write([{ sgr: "", text: pending.slice(0, pending.length - keep) }])
+    return after(pending.slice(pending.length - keep), renderer.fence)
   }
-  const text = state.before + state.pending
-  const done = inline({ text, from: state.before.length, to: text.length, complete, limit: state.spanLimit }, layout.base)
+  const text = before + pending
+  const done = inline({ text, from: before.length, to: text.length, complete, limit: renderer.spanLimit }, layout.base)
   write(done.runs)
-  return {
-    renderer: {
-      ...state,
-      pending: text.slice(done.next),
-      before: done.next > state.before.length ? pointBefore(text, done.next) : state.before
-    },
-    output
-  }
+  if (done.next > before.length) before = pointBefore(text, done.next)
+  return after(text.slice(done.next), renderer.fence)
 }
 
 type Decision =
@@ -221,9 +231,21 @@ const as = (text: string): Run => ({ sgr: "", text })
 
 const RULE = "─".repeat(40)
 
-/** What a line's first characters make of it; `undefined` while they cannot tell yet. */
-const decide = (fence: Fence | undefined, text: string, complete: boolean): Decision | undefined => {
-  if (fence === undefined) return block(text, 0, [], complete, true)
+/**
+ * What a line's first characters make of it; `undefined` while they cannot tell
+ * yet. A line whose first `limit` characters cannot tell (a long run of `-`, a
+ * fence's long info) is text (code in a code block): decided from those
+ * characters alone, whether or not more has come, so it is the same either way.
+ */
+const decide = (fence: Fence | undefined, text: string, complete: boolean, limit: number): Decision | undefined => {
+  if (text.length <= limit) return lineStart(fence, text, complete)
+  return lineStart(fence, text.slice(0, limit + 1), false) ?? (fence === undefined
+    ? { _tag: "Line", runs: [], consumed: 0, layout: { _tag: "Inline", base: "" } }
+    : codeLine(fence, text))
+}
+
+const lineStart = (fence: Fence | undefined, text: string, complete: boolean): Decision | undefined => {
+  if (fence === undefined) return block(text, 0, [], complete, 0)
   const lead = /^[ \t]*/.exec(text)?.[0] ?? ""
   const rest = text.slice(lead.length)
   const marks = rest.length - rest.replace(fence.marker === "`" ? /^`+/ : /^~+/, "").length
@@ -232,13 +254,21 @@ const decide = (fence: Fence | undefined, text: string, complete: boolean): Deci
     if (!complete) return undefined
     if (marks >= fence.length) return { _tag: "Whole", runs: [as(fence.indent), mark("╰─")], fence: undefined }
   }
+  return codeLine(fence, text)
+}
+
+/** A line inside a code block: behind the gutter, without the fence's indentation. */
+const codeLine = (fence: Fence, text: string): Decision => {
   let strip = 0
   while (strip < fence.indent.length && text[strip] === " ") strip++
   return { _tag: "Line", runs: [as(fence.indent), mark("│ ")], consumed: strip, layout: { _tag: "Code" } }
 }
 
-/** The block markers at `at` (after `prefix`, already drawn quote marks); `top` outside a quote. */
-const block = (text: string, at: number, prefix: ReadonlyArray<Run>, complete: boolean, top: boolean): Decision | undefined => {
+/** Quotes nest this deep at most; a deeper `>` is text. */
+const QUOTE_DEPTH = 8
+
+/** The block markers at `at` (after `prefix`, already drawn quote marks), `depth` quotes in. */
+const block = (text: string, at: number, prefix: ReadonlyArray<Run>, complete: boolean, depth: number): Decision | undefined => {
   const lead = /^[ \t]*/.exec(text.slice(at))?.[0] ?? ""
   const start = at + lead.length
   const head = [...prefix, as(lead)]
@@ -252,7 +282,7 @@ const block = (text: string, at: number, prefix: ReadonlyArray<Run>, complete: b
     layout: { _tag: "Inline", base }
   })
 
-  if (top && (first === "`" || first === "~")) {
+  if (depth === 0 && (first === "`" || first === "~")) {
     const run = first === "`" ? /^`+/.exec(rest)?.[0] ?? "" : /^~+/.exec(rest)?.[0] ?? ""
     if (run.length === rest.length && !complete) return undefined
     if (run.length >= 3) {
@@ -284,10 +314,10 @@ const block = (text: string, at: number, prefix: ReadonlyArray<Run>, complete: b
     }
     return continues(start)
   }
-  if (first === ">") {
+  if (first === ">" && depth < QUOTE_DEPTH) {
     const after = rest[1]
     if (after === undefined && !complete) return undefined
-    return block(text, start + (after === " " ? 2 : 1), [...head, mark("┃ ")], complete, false)
+    return block(text, start + (after === " " ? 2 : 1), [...head, mark("┃ ")], complete, depth + 1)
   }
   if (first === "-" || first === "*" || first === "+") {
     const after = rest[1]
@@ -334,18 +364,24 @@ const pointBefore = (text: string, at: number): string => {
   if (at <= 0) return ""
   const low = text[at - 1] ?? ""
   const high = text[at - 2]
-  return /[\udc00-\udfff]/.test(low) && isHighSurrogate(high) ? (high ?? "") + low : low
+  return isLowSurrogate(low) && isHighSurrogate(high) ? (high ?? "") + low : low
 }
 
 const isBlank = (ch: string): boolean => ch === "" || /^\s$/u.test(ch)
 const isPunctuation = (ch: string): boolean => /^[\p{P}\p{S}]$/u.test(ch)
 
 const SPECIAL = /[\\`*_~[!<]/
+const NEXT_SPECIAL = /[\\`*_~[!<]/g
+
+/** Runs of a delimiter longer than this are text, however long they go on. */
+const LONG_RUN = 16
 
 /** The length of the run of `ch` at `at`, or `WAIT` when it reaches the end of what has come. */
 const runOf = (span: Span, at: number, ch: string): number | Wait => {
   let end = at
-  while (end < span.to && span.text[end] === ch) end++
+  while (end < span.to && span.text[end] === ch && end - at <= LONG_RUN) end++
+  // A long run is decided by its first characters: it delimits nothing.
+  if (end - at > LONG_RUN) return end - at
   return end === span.to && !span.complete ? WAIT : end - at
 }
 
@@ -425,17 +461,18 @@ const emphasisCloser = (span: Span, at: number, length: number, ch: string): Fou
   }
 }
 
-/** The `]` closing a link's text opened at `at`, brackets nested. */
+/**
+ * The `]` closing a link's text opened at `at`. Simpler than CommonMark: the text
+ * holds no other `[` (`[a [b](u)` links only `b`), so a run of `[` costs no rescans.
+ */
 const labelCloser = (span: Span, at: number): Found | Wait => {
-  let depth = 0
   let scan = at + 1
   while (true) {
     if (scan - at > span.limit) return NONE
     if (scan >= span.to) return exhausted(span)
     const ch = span.text[scan]
-    if (ch === "]" && depth === 0) return { _tag: "Found", at: scan }
-    if (ch === "[") depth++
-    if (ch === "]") depth--
+    if (ch === "]") return { _tag: "Found", at: scan }
+    if (ch === "[") return NONE
     const next = skip(span, scan, at)
     if (next === WAIT) return WAIT
     scan = next
@@ -494,8 +531,8 @@ const inner = (span: Span, from: number, to: number, sgr: Sgr): ReadonlyArray<Ru
 const token = (span: Span, at: number, sgr: Sgr): Parsed | Wait => {
   const ch = span.text[at] ?? ""
   if (!SPECIAL.test(ch)) {
-    let end = at
-    while (end < span.to && !SPECIAL.test(span.text[end] ?? "")) end++
+    NEXT_SPECIAL.lastIndex = at
+    let end = Math.min(NEXT_SPECIAL.exec(span.text)?.index ?? span.to, span.to)
     // A high surrogate at the end of what has come waits for its pair.
     if (end === span.to && !span.complete && isHighSurrogate(span.text[end - 1])) end--
     return end === at ? WAIT : literal(span, at, end - at, sgr)
@@ -509,6 +546,7 @@ const token = (span: Span, at: number, sgr: Sgr): Parsed | Wait => {
     case "`": {
       const run = runOf(span, at, "`")
       if (run === WAIT) return WAIT
+      if (run > LONG_RUN) return literal(span, at, run, sgr)
       const closer = codeCloser(span, at, run)
       if (closer === WAIT) return WAIT
       if (closer._tag === "None") return literal(span, at, run, sgr)

@@ -63,7 +63,7 @@ const HOSTILE = [
   "\udc00",
   "\u001b[1m"
 ]
-const MARKUP = ["*", "**", "***", "_", "__", "`", "``", "```", "~~", "[", "]", "(", ")", "![", "<", ">", "#", "## ", "- ", "* ", "> ", "\\", "\n", "\n\n", "  ", "\t", "1. ", "---", "http://x.y/"]
+const MARKUP = ["*", "**", "***", "*****", "`````", "--------", "_", "__", "`", "``", "```", "~~", "[", "]", "(", ")", "![", "<", ">", "#", "## ", "- ", "* ", "> ", "\\", "\n", "\n\n", "  ", "\t", "1. ", "---", "http://x.y/"]
 
 /** Text built from Markdown markers, hostile sequences, words and arbitrary (non-ASCII, control) strings. */
 const markdownish = fc
@@ -199,17 +199,38 @@ describe("Markdown", () => {
     )
   })
 
-  it("keeps text appearing: once a line's start is known, at most the span limit (and a marker) waits (2,000 texts)", () => {
+  /** Whatever has come, at most this much of it waits: the span limit, and a delimiter run and what follows it. */
+  const mostWaiting = (spanLimit: number) => spanLimit + 24
+
+  it("keeps text appearing: at most the span limit (and a marker) ever waits (2,000 texts)", () => {
     fc.assert(
       fc.property(markdownish, limit, (text, spanLimit) => {
         let renderer = Markdown.make({ styled: true, spanLimit })
+        let waited = 0
         for (const unit of text) {
           renderer = Markdown.feed(renderer, unit).renderer
-          if (renderer.layout !== undefined) expect(renderer.pending.length).toBeLessThanOrEqual(spanLimit + 8)
+          waited = Math.max(waited, renderer.pending.length)
         }
+        expect(waited).toBeLessThanOrEqual(mostWaiting(spanLimit))
       }),
       { numRuns: 2_000 }
     )
+  })
+
+  it("a 20,000-character run of one marker streams with a bounded wait and the same output as whole", () => {
+    for (const line of ["*", "`", "-", "_", "~", "#", ">", " ", "[", "\\"].map((ch) => ch.repeat(20_000))) {
+      let renderer = Markdown.make({ styled: true })
+      let output = ""
+      let waited = 0
+      for (let at = 0; at < line.length; at += 7) {
+        const step = Markdown.feed(renderer, line.slice(at, at + 7))
+        renderer = step.renderer
+        output += step.output
+        waited = Math.max(waited, renderer.pending.length)
+      }
+      expect(waited).toBeLessThanOrEqual(mostWaiting(Markdown.SPAN_LIMIT))
+      expect(output + Markdown.end(renderer).output).toBe(render([line]))
+    }
   })
 
   it("never writes an escape sequence but its own styles, nor any raw control, format or invisible character (3,000 texts)", () => {

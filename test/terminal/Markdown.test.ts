@@ -5,6 +5,7 @@ import * as Layer from "effect/Layer"
 import * as fc from "fast-check"
 import * as Gateway from "../../src/cli/Gateway.js"
 import * as Escape from "../../src/security/Escape.js"
+import { Secrets } from "../../src/security/Secrets.js"
 import * as Markdown from "../../src/terminal/Markdown.js"
 import { Terminal } from "../../src/terminal/Terminal.js"
 import { cutAt as cutText, textInPieces } from "../hostile/Streams.js"
@@ -276,7 +277,7 @@ describe("Markdown", () => {
 const answered = (pieces: ReadonlyArray<string>, decorated: boolean) =>
   Effect.gen(function*() {
     const server = yield* scriptedModel([textInPieces(pieces)])
-    const screen = Screen.make(["hi"], { interactive: true, decorated, secrets: [API_KEY] })
+    const screen = Screen.make(["hi"], { interactive: true, decorated, apiKey: API_KEY })
     const layer = agentLayer({ home: tempDir("markdown-home"), url: server.url, tools: [] }).pipe(Layer.provideMerge(screen.layer))
     yield* Effect.scoped(Effect.provide(Gateway.run({ banner: "BANNER" }), layer))
     return screen.screen()
@@ -338,7 +339,9 @@ describe("the model's Markdown on the chat screen", () => {
         let written = ""
         output.on("data", (chunk: Buffer) => void (written += chunk.toString("utf8")))
         await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-          const terminal = yield* Terminal.make({ input: new PassThrough(), output, interactive: true, decorated: true, secrets: [KEY] })
+          const terminal = yield* Terminal.make({ input: new PassThrough(), output, interactive: true, decorated: true }).pipe(
+            Effect.provide(Secrets.layer(KEY))
+          )
           for (const text of writes) yield* terminal.write(text)
         })))
         await new Promise((resolve) => setImmediate(resolve))

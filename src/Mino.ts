@@ -71,10 +71,25 @@ export interface MinoOptions<Extra, RIn> {
 /** Mino's services, composed once: the Agent, the SessionStore it saves through, and the Secrets it keeps. */
 export const layer = <Extra = never, RIn = never>(options: MinoOptions<Extra, RIn>) => {
   const secrets = options.protectKey === false ? Secrets.layerPlaceholder(options.apiKey) : Secrets.layer(options.apiKey)
-  const model = options.modelClient ?? ModelClient.layer(options.endpoint)
   const session = options.session === "memory"
     ? SessionStore.layerMemory()
     : SessionStore.layerOnDisk(options.session).pipe(Layer.provide(options.disk ?? SessionDisk.layer))
+  return agentLayer(options).pipe(
+    Layer.provideMerge(session),
+    Layer.provideMerge(secrets)
+  )
+}
+
+/** What the Agent needs besides the conversation and the key. */
+export type AgentOptions<Extra, RIn> = Omit<MinoOptions<Extra, RIn>, "apiKey" | "protectKey" | "session" | "disk">
+
+/**
+ * The Agent with what only it uses (the model client, the tools, the approver),
+ * over a `Secrets` and a `SessionStore` composed already: the CLI opens the
+ * conversation and shows its first prompt before it builds this.
+ */
+export const agentLayer = <Extra = never, RIn = never>(options: AgentOptions<Extra, RIn>) => {
+  const model = options.modelClient ?? ModelClient.layer(options.endpoint)
   const tools = Layer.effect(
     ToolRegistry,
     Effect.gen(function*() {
@@ -91,8 +106,7 @@ export const layer = <Extra = never, RIn = never>(options: MinoOptions<Extra, RI
   )
   return agent.pipe(
     Layer.provide(Layer.mergeAll(model, tools)),
-    Layer.provideMerge(Layer.merge(session, options.approver)),
-    Layer.provideMerge(secrets)
+    Layer.provideMerge(options.approver)
   )
 }
 

@@ -1,8 +1,11 @@
 /**
  * `mino` (and `mino --demo`): the chat as a program. It reads the configuration
- * once (`Config.ts`), composes Mino once (`Mino.layer`) with the terminal as its
- * approver, shows the banner and runs the Gateway. Every expected way to stop is
- * a `Stop`: one line on stderr and an exit code, for `main.ts` to carry out.
+ * once (`Config.ts`), opens the conversation and the terminal, shows the banner
+ * and runs the Gateway. The rest of Mino — the model client, bash, the approver,
+ * the Agent over them (`cli/ChatAgent.ts`, composed by `Mino.agentLayer`) — is
+ * brought in once the first prompt is on the screen, while the user types, so
+ * neither the prompt nor the first question waits for it. Every expected way to
+ * stop is a `Stop`: one line on stderr and an exit code, for `main.ts`.
  */
 import * as Fs from "node:fs"
 import * as Data from "effect/Data"
@@ -10,11 +13,10 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
+import * as Scope from "effect/Scope"
+import { Agent, type AgentShape } from "../agent/Agent.js"
 import * as Instructions from "../agent/Instructions.js"
-import { Approver } from "../approval/Approver.js"
 import * as MinoConfig from "../Config.js"
-import * as DemoModel from "../demo/DemoModel.js"
-import * as Mino from "../Mino.js"
 import * as Escape from "../security/Escape.js"
 import { Secrets, SHORT_KEY_WARNING } from "../security/Secrets.js"
 import { SessionStore } from "../session/SessionStore.js"
@@ -48,26 +50,14 @@ export const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>, onC
     if (Option.isNone(apiKey)) {
       return yield* new Stop({ code: 2, message: "mino: OPENAI_API_KEY is not set; export your API key, or try `mino --demo`." })
     }
-    const baseURL = flags.demo ? (yield* DemoModel.start).url : config.baseURL
     const stops = yield* StopSignals
 
-    const mino = Mino.layer({
-      apiKey: apiKey.value,
-      protectKey: !flags.demo,
-      endpoint: { baseURL },
-      model: modelName,
-      // The project's AGENTS.md, checked like a tool call's arguments; a file that is refused says so once.
-      instructions: Effect.map(Instructions.load(cwd), (loaded) => {
-        if (loaded.warning !== undefined) process.stderr.write(loaded.warning + "\n")
-        return loaded.text
-      }),
-      session: { home: config.home, ...(flags.demo ? { sessionId: "demo" } : { conversation: flags.conversation }) },
-      bash: { cwd, parentEnv: config.childEnvironment },
+    // What the banner and the prompt need: the key (to redact), the conversation, the terminal.
+    const opened = Layer.merge(
+      SessionStore.layer({ home: config.home, ...(flags.demo ? { sessionId: "demo" } : { conversation: flags.conversation }) }),
       // Ctrl+C and Ctrl+\ arrive as keys in raw mode: they request the same stop as the signals.
-      approver: Approver.layer.pipe(
-        Layer.provideMerge(Terminal.layer((key) => stops.request(fromSignal(key === "quit" ? "SIGQUIT" : "SIGINT"))))
-      )
-    })
+      Terminal.layer((key) => stops.request(fromSignal(key === "quit" ? "SIGQUIT" : "SIGINT")))
+    ).pipe(Layer.provideMerge(flags.demo ? Secrets.layerPlaceholder(apiKey.value) : Secrets.layer(apiKey.value)))
 
     const summary = yield* Effect.gen(function*() {
       const store = yield* SessionStore
@@ -75,6 +65,21 @@ export const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>, onC
       // The configuration held: from here on, files may be written (the start-up code cache too).
       onConfigured()
       if (!secrets.redactable && !flags.demo) process.stderr.write(SHORT_KEY_WARNING + "\n")
+      // The project's AGENTS.md, checked like a tool call's arguments; a file that is refused says so once, before the banner.
+      const loaded = yield* Instructions.load(cwd)
+      if (loaded.warning !== undefined) process.stderr.write(loaded.warning + "\n")
+      const later = yield* deferred(Effect.flatMap(
+        Effect.promise(() => import("./ChatAgent.js")),
+        (ChatAgent) =>
+          ChatAgent.build({
+            demo: flags.demo,
+            baseURL: config.baseURL,
+            model: modelName,
+            instructions: loaded.text,
+            cwd,
+            childEnvironment: config.childEnvironment
+          })
+      ))
       // The model name and the directory come from outside: escaped, they cannot draw on the screen.
       const banner = [
         `Mino ${VERSION} · model ${flags.demo ? "mino-demo (a scripted demo model on loopback, not a real AI)" : Escape.forValue(modelName)}`,
@@ -84,9 +89,10 @@ export const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>, onC
       return yield* Gateway.run({
         banner,
         stops,
+        onFirstPrompt: later.warm,
         ...(flags.question === undefined ? {} : { firstQuestion: flags.question })
-      })
-    }).pipe(Effect.provide(mino))
+      }).pipe(Effect.provideService(Agent, later.agent))
+    }).pipe(Effect.provide(opened))
     // Stopped by Ctrl+C or a signal: the turn is closed on disk; exit 130 or 128+N.
     const stop = yield* stops.poll
     if (Option.isSome(stop)) return yield* new Stop({ code: stop.value.exitCode })
@@ -100,7 +106,26 @@ export const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>, onC
       SessionOpenError: (e) => new Stop({ code: 1, message: `mino: ${e.message}` }),
       SessionHomeError: (e) => new Stop({ code: 2, message: `mino: ${e.message}` }),
       SessionWriteError: (e) => new Stop({ code: 1, message: `mino: ${e.message}; the chat has stopped.` }),
-      AgentBusy: (e) => new Stop({ code: 1, message: `mino: ${e.message}` }),
-      DuplicateToolName: (e) => new Stop({ code: 1, message: `mino: ${e.message}` })
+      AgentBusy: (e) => new Stop({ code: 1, message: `mino: ${e.message}` })
     })
   )
+
+/**
+ * An Agent whose parts are built once: when `warm` runs (after the first
+ * prompt), or at the first turn if that comes sooner. Its notices and questions
+ * come from the conversation, open already. What it builds is held by the
+ * chat's scope, and built with the services around it now.
+ */
+const deferred = <R>(build: Effect.Effect<AgentShape, never, R | Scope.Scope>) =>
+  Effect.gen(function*() {
+    const store = yield* SessionStore
+    const scope = yield* Effect.scope
+    const context = yield* Effect.context<Exclude<R, Scope.Scope>>()
+    const ready = yield* Effect.cached(build.pipe(Scope.extend(scope), Effect.provide(context)))
+    const agent: AgentShape = {
+      notices: store.notices,
+      questions: store.questions,
+      turn: (input, emit, options) => Effect.flatMap(ready, (built) => built.turn(input, emit, options))
+    }
+    return { agent, warm: Effect.asVoid(Effect.forkIn(ready, scope)) }
+  })

@@ -33,6 +33,11 @@ export interface GatewayOptions {
    * caller exits with the request's code.
    */
   readonly stops?: StopSignalsShape
+  /**
+   * Run in the background once the first prompt is on the screen (the CLI
+   * brings in the rest of Mino then, while the user types).
+   */
+  readonly onFirstPrompt?: Effect.Effect<void>
 }
 
 /** How the chat went: with piped input, a failed turn makes the exit code 1. */
@@ -92,8 +97,11 @@ export const run = (options: GatewayOptions) =>
         yield* terminal.write(`${terminal.style("bold", "You> ")}${Escape.forLine(options.firstQuestion)}\n`)
         if (!(yield* answer(options.firstQuestion))) return
       }
+      let prompts = 0
       while (!(yield* over)) {
         const history = yield* agent.questions
+        // After the prompt is drawn: the readLine below draws it before it waits for a key.
+        if (prompts++ === 0 && options.onFirstPrompt !== undefined) yield* Effect.fork(Effect.zipRight(afterThisTick, options.onFirstPrompt))
         // A stop at the prompt exits; end the prompt's line first.
         const line = yield* Effect.raceFirst(
           Effect.map(terminal.readLine(terminal.style("bold", "You> "), { history }), Either.right),
@@ -116,6 +124,16 @@ export const run = (options: GatewayOptions) =>
     if (!Exit.isInterrupted(exit)) yield* exit
     return { failedTurns } satisfies ChatSummary
   })
+
+/**
+ * Resumes after the work already queued has run: Effect runs fibers in
+ * microtasks, so the chat fiber draws its prompt and settles on waiting for a
+ * key before a `setImmediate` fires.
+ */
+const afterThisTick = Effect.async<void>((resume) => {
+  const timer = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(timer))
+})
 
 /** Text Mino wrote itself (the banner, a notice), broken at word boundaries to the terminal's width now. */
 const fitToScreen = (terminal: TerminalShape) => (text: string) =>

@@ -207,7 +207,7 @@ const ptyStartup = async () => {
     return arrivals.at(-1) - after
   }
   // Typed this long after the prompt appears: a quick typist's first question.
-  const TYPING_MS = 300
+  const TYPING_MS = Number(process.env["MINO_BENCH_TYPING_MS"] ?? 300)
   const prompts = []
   const firsts = []
   const seconds = []

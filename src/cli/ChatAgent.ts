@@ -5,18 +5,22 @@
  *
  * `cli/Chat.ts` loads this module and builds it only once its first prompt is
  * on the screen, so the prompt waits for none of it; and builds it then, while
- * the user types, so the first question does not wait for it either. The openai
- * SDK, `fetch`'s classes and `node:http` are brought in here for the same reason.
+ * the user types, so the first question does not wait for it either: the model
+ * client loads the openai SDK as it is built, and a practice request to a
+ * loopback server brings in the rest of the request's way.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import { Agent, type AgentShape } from "../agent/Agent.js"
 import { Approver } from "../approval/Approver.js"
 import * as DemoModel from "../demo/DemoModel.js"
 import * as Mino from "../Mino.js"
-import type { Secrets } from "../security/Secrets.js"
+import { ModelClient } from "../model/ModelClient.js"
+import * as ResponsesServer from "../model/ResponsesServer.js"
+import { Secrets } from "../security/Secrets.js"
 import type { SessionStore } from "../session/SessionStore.js"
 import type { Terminal } from "../terminal/Terminal.js"
 
@@ -46,9 +50,21 @@ export const build = (options: ChatAgentOptions): Effect.Effect<AgentShape, neve
       // Only the bash tool, so no two tools can share a name.
       Effect.orDie
     )
-    // What the first request would otherwise load: the SDK, and the classes of `fetch`
-    // that Node makes on first use.
-    yield* Effect.promise(() => import("openai"))
-    yield* Effect.sync(() => new Response(new ReadableStream(), { headers: new Headers({ "content-type": "text/event-stream" }) }))
+    // Beside the first turn, should that come first: it waits for none of it.
+    yield* Effect.forkScoped(practice)
     return Context.get(context, Agent)
   })
+
+/**
+ * One request the way the first question's will go — the SDK, `fetch`'s classes,
+ * Mino's transport over `node:http`, the event stream read back — to a loopback
+ * server in this process that answers at once, through a model client of its own
+ * with a placeholder key: nothing reaches the endpoint, the key goes nowhere, and
+ * the first question finds that code loaded and compiled. Whatever goes wrong
+ * here is the first question's to meet and report.
+ */
+const practice = Effect.scoped(Effect.gen(function*() {
+  const server = yield* ResponsesServer.make(() => Effect.succeed(ResponsesServer.textResponse("ready")))
+  const client = yield* Layer.build(ModelClient.layer({ baseURL: server.url, maxRetries: 0 }).pipe(Layer.provide(Secrets.layerPlaceholder("practice"))))
+  yield* Stream.runDrain(Context.get(client, ModelClient).respond({ model: "practice", instructions: "", input: [], tools: [] }))
+})).pipe(Effect.ignore)

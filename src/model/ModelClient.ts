@@ -226,15 +226,19 @@ const make = (config: ModelClientConfig) =>
       })
       return { sdk, client }
     }
-    // The SDK is loaded and the client made on the first request, once. A plain
-    // promise: Effect.cached would take a lock and read the clock on every request.
+    // The SDK is loaded and the client made once, beginning as the layer is built (the
+    // CLI builds it while the user types, so the first question does not wait for it).
+    // A plain promise: Effect.cached would take a lock and read the clock on every request.
     let started: ReturnType<typeof start> | undefined
+    const begin = () =>
+      (started ??= start().catch((cause: unknown) => {
+        started = undefined
+        throw cause
+      }))
+    // A failure now is the first request's to report: it begins again.
+    begin().catch(() => {})
     const connect = Effect.tryPromise({
-      try: () =>
-        (started ??= start().catch((cause: unknown) => {
-          started = undefined
-          throw cause
-        })),
+      try: begin,
       catch: (cause) => error("connection", `model client could not start: ${rootMessage(cause)}`)
     })
 

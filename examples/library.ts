@@ -18,7 +18,7 @@ const shout = erase<string>({
   prepare: (raw) =>
     Schema.decodeUnknown(ShoutArguments)(raw).pipe(
       Effect.mapError((error) => rejection(ToolResult.make("invalid_arguments", error.message))),
-      Effect.map(({ text }) => ({ display: { tool: "shout", fields: [{ label: "Text", value: text }] }, operation: text }))
+      Effect.map(({ text }) => ({ display: { tool: "shout", fields: [{ kind: "value", label: "Text", value: text }] }, operation: text }))
     ),
   execute: (text) => Effect.succeed(ToolResult.make("completed", text.toUpperCase()))
 })

@@ -41,7 +41,7 @@ export {
   type SessionStoreShape,
   SessionWriteError
 } from "./session/SessionStore.js"
-export { type AnyTool, type Cancellation, type DisplayField, erase, type PreparedCall, type Rejection, rejection, type Tool, type ToolDefinition, type ToolDisplay } from "./tools/Tool.js"
+export { type AnyTool, type Cancellation, type Bound, type DisplayEntry, type DisplayField, erase, type PreparedCall, type Rejection, rejection, type Tool, type ToolDefinition, type ToolDisplay } from "./tools/Tool.js"
 export { DuplicateToolName, ToolRegistry, type ToolRegistryShape } from "./tools/ToolRegistry.js"
 export * as ToolResult from "./tools/ToolResult.js"
 export { type BashOperation, BashRunner } from "./tools/bash/BashRunner.js"

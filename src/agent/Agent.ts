@@ -175,7 +175,7 @@ const make = (config: AgentConfig) =>
             const decision = yield* unlessStopped(approver.decide(structuredClone(prepared.right.display)))
             if (!decision.approved) {
               if (decision.endTurn === true) return yield* new TurnStop({ status: "cancelled", reason: decision.reason })
-              return yield* saveResult(call, ToolResult.make("denied", `The user did not approve this call (${decision.reason}).`))
+              return yield* saveResult(call, ToolResult.make("denied", decision.reason))
             }
             yield* save({ type: "tool_start", turn_id: turnId, call_id: call.call_id, name: call.name })
             yield* emit({ _tag: "ToolRunning", callId: call.call_id, display: prepared.right.display })

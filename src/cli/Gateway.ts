@@ -20,6 +20,7 @@ import * as ChatCommands from "./ChatCommands.js"
 import * as Fold from "./Fold.js"
 import * as Wrap from "./Wrap.js"
 import { Terminal, type TerminalShape } from "../terminal/Terminal.js"
+import * as Tool from "../tools/Tool.js"
 import * as ToolResult from "../tools/ToolResult.js"
 
 export interface GatewayOptions {
@@ -215,19 +216,14 @@ const renderer = Effect.gen(function*() {
         }
         case "ModelResponded":
           return yield* speaking ? ownLine : out(`${assistant}\n`)
-        case "ToolRunning": {
-          const field = (label: string) => event.display.fields.find((candidate) => candidate.label === label)?.value
-          const timeout = field("Timeout")
-          const limit = field("Output limit")
-          bounds = {
-            ...(typeof timeout === "string" ? { timeout } : {}),
-            ...(typeof limit === "string" ? { outputLimit: limit.replace(/ \(.*$/, "") } : {})
-          }
+        case "ToolRunning":
+          bounds = Tool.bounds(event.display)
           return yield* startSpinner("running")
-        }
         case "ToolFinished": {
           const { result } = event
-          const output = result.output.length > 0 ? Escape.forDisplay(Fold.fold(result.output)).replace(/\n?$/, "\n") : ""
+          // A denial's sentence is already on the screen, under the prompt.
+          const shown = result.status === "denied" ? "" : result.output
+          const output = shown.length > 0 ? Escape.forDisplay(Fold.fold(shown)).replace(/\n?$/, "\n") : ""
           yield* ownLine
           yield* out(`\n${terminal.style("dim", ToolResult.header(result, bounds))}\n${output}\n`)
           bounds = {}

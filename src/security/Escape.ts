@@ -39,13 +39,41 @@ export const forValue = (text: string): string => forLine(text.replace(/\\/g, "\
 export const forLine = (text: string): string =>
   forDisplay(text).replace(/\n/g, "\\n").replace(/\t/g, "\\t")
 
+// Characters that render as blank or as nothing: Unicode's White_Space and
+// Default_Ignorable_Code_Point properties, and the three blank glyphs no property
+// covers, found by scanning the character names for BLANK, FILLER and SPACE:
+// U+2800 BRAILLE PATTERN BLANK, U+303F IDEOGRAPHIC HALF FILL SPACE and U+16FE4
+// KHITAN SMALL SCRIPT FILLER.
+// (U+16FE4 is a combining mark: outside the class, so it is matched alone.)
+export const BLANK = /[\p{White_Space}\p{Default_Ignorable_Code_Point}\u2800\u303f]|\u{16fe4}/u
+
+/** Plain spaces in a row from this many on can push text out of sight, so they are shown escaped. */
+export const BLANK_RUN = 8
+
+const BLANKS = new RegExp(`(?:${BLANK.source})+`, "gu")
+
+const escapeUnits = (ch: string): string => Array.from({ length: ch.length }, (_, i) => hex4(ch.charCodeAt(i))).join("")
+
+/**
+ * The one rule for blanks on the approval screen, applied to text already
+ * escaped by `jsonString` or `forValue` (so `\uXXXX` means the same character
+ * there): every blank-looking character but U+0020 is shown as its `\uXXXX`
+ * escape, and so is every space of a run of `BLANK_RUN` or more blanks. Nothing
+ * blank can then hide what follows it, and the text still reads back exactly.
+ */
+export const visibleBlanks = (escaped: string): string =>
+  escaped.replace(BLANKS, (run) => {
+    const chars = Array.from(run)
+    return chars.map((ch) => (ch === " " && chars.length < BLANK_RUN ? ch : escapeUnits(ch))).join("")
+  })
+
 /**
  * A JSON string literal that is also safe on a terminal: `JSON.stringify` escapes
  * C0 controls and lone surrogates but leaves DEL, C1 and format characters raw.
  * A character outside the BMP is escaped as its surrogate pair, as JSON requires.
  */
 export const jsonString = (text: string): string =>
-  JSON.stringify(text).replace(UNSAFE, (ch) => Array.from({ length: ch.length }, (_, i) => hex4(ch.charCodeAt(i))).join(""))
+  JSON.stringify(text).replace(UNSAFE, escapeUnits)
 
 /**
  * JSON text (from `JSON.stringify`) made safe on a terminal without changing its
@@ -53,4 +81,4 @@ export const jsonString = (text: string): string =>
  * where a `\uXXXX` escape means the same character.
  */
 export const jsonText = (text: string): string =>
-  text.replace(UNSAFE, (ch) => Array.from({ length: ch.length }, (_, i) => hex4(ch.charCodeAt(i))).join(""))
+  text.replace(UNSAFE, escapeUnits)

@@ -1,163 +1,326 @@
 /**
- * The line being typed at a prompt, edited key by key. Keys arrive already
- * decoded by Node's `readline.emitKeypressEvents`; this module only decides what
- * each one does, so no escape sequence can ever become text: a key is inserted
- * only when it is a printable character (or, inside a bracketed paste, a newline
- * or a tab).
+ * The line being typed at a prompt, edited input by input. Inputs arrive
+ * decoded (`KeyDecoder`); this module only decides what each one does, so no
+ * escape sequence can ever become text: only typed printable text and pasted
+ * text (newlines and tabs included) are inserted.
+ *
+ * The text is kept as two persistent lists of small chunks, the chunks nearest
+ * the cursor first, so a key costs at most one chunk's copy whatever the line's
+ * length; a paste costs its own length. Pure: every press returns a new editor.
  */
 import * as Escape from "../security/Escape.js"
+import type { Input } from "./KeyDecoder.js"
+import * as Width from "./Width.js"
 
-/** A key as `emitKeypressEvents` reports it, and whether it arrived inside a bracketed paste. */
-export interface Key {
-  readonly name?: string | undefined
-  readonly sequence?: string | undefined
-  readonly ctrl?: boolean | undefined
-  readonly meta?: boolean | undefined
-  readonly pasted?: boolean | undefined
+/** Code units per chunk: a key copies at most this much. */
+const CHUNK = 512
+
+/** Text as a persistent list of chunks; `size` counts the code points of this chunk and all after it. */
+export interface Chunks {
+  readonly text: string
+  readonly size: number
+  readonly next: Chunks | undefined
 }
 
-export interface Editor {
-  /** The text, one code point per element, so the cursor never splits a surrogate pair. */
-  readonly chars: ReadonlyArray<string>
-  readonly cursor: number
+const isHigh = (unit: number): boolean => unit >= 0xd800 && unit <= 0xdbff
+const isLow = (unit: number): boolean => unit >= 0xdc00 && unit <= 0xdfff
+
+const points = (text: string): number => {
+  let count = text.length
+  for (let i = 0; i + 1 < text.length; i++) {
+    if (isHigh(text.charCodeAt(i)) && isLow(text.charCodeAt(i + 1))) {
+      count--
+      i++
+    }
+  }
+  return count
+}
+
+const node = (text: string, next: Chunks | undefined): Chunks => ({ text, size: points(text) + (next?.size ?? 0), next })
+
+/** `text` cut into chunks, never between the halves of a surrogate pair. */
+const pieces = (text: string): Array<string> => {
+  const out: Array<string> = []
+  let from = 0
+  while (from < text.length) {
+    let to = Math.min(text.length, from + CHUNK)
+    if (to < text.length && isLow(text.charCodeAt(to)) && isHigh(text.charCodeAt(to - 1))) to--
+    out.push(text.slice(from, to))
+    from = to
+  }
+  return out
+}
+
+/** Adds `text` at the end of a before-the-cursor list (its head is its last chunk). */
+const append = (list: Chunks | undefined, text: string): Chunks | undefined => {
+  if (text.length === 0) return list
+  if (list !== undefined && list.text.length + text.length <= CHUNK) return node(list.text + text, list.next)
+  return pieces(text).reduce<Chunks | undefined>((acc, piece) => node(piece, acc), list)
+}
+
+/** Adds `text` at the start of an after-the-cursor list (its head is its first chunk). */
+const prepend = (list: Chunks | undefined, text: string): Chunks | undefined => {
+  if (text.length === 0) return list
+  if (list !== undefined && list.text.length + text.length <= CHUNK) return node(text + list.text, list.next)
+  return pieces(text).reduceRight<Chunks | undefined>((acc, piece) => node(piece, acc), list)
+}
+
+/** The last code point of a before list, and the list without it. */
+const takeLast = (list: Chunks | undefined): readonly [string, Chunks | undefined] => {
+  if (list === undefined) return ["", undefined]
+  const { text } = list
+  const cut = text.length >= 2 && isLow(text.charCodeAt(text.length - 1)) && isHigh(text.charCodeAt(text.length - 2)) ? 2 : 1
+  const rest = text.slice(0, text.length - cut)
+  return [text.slice(text.length - cut), rest.length === 0 ? list.next : node(rest, list.next)]
+}
+
+/** The first code point of an after list, and the list without it. */
+const takeFirst = (list: Chunks | undefined): readonly [string, Chunks | undefined] => {
+  if (list === undefined) return ["", undefined]
+  const { text } = list
+  const cut = text.length >= 2 && isHigh(text.charCodeAt(0)) && isLow(text.charCodeAt(1)) ? 2 : 1
+  const rest = text.slice(cut)
+  return [text.slice(0, cut), rest.length === 0 ? list.next : node(rest, list.next)]
+}
+
+/** Moves every chunk of one list onto the other, reversing their order as the cursor passes them. */
+const moveAll = (from: Chunks | undefined, onto: Chunks | undefined): Chunks | undefined => {
+  let to = onto
+  for (let chunk = from; chunk !== undefined; chunk = chunk.next) to = node(chunk.text, to)
+  return to
+}
+
+/** A before list without its trailing code points that satisfy `test`. */
+const dropTrailing = (list: Chunks | undefined, test: (ch: string) => boolean): Chunks | undefined => {
+  let rest = list
+  while (rest !== undefined) {
+    const chars = Array.from(rest.text)
+    let keep = chars.length
+    while (keep > 0 && test(chars[keep - 1] ?? "")) keep--
+    if (keep > 0) return keep === chars.length ? rest : node(chars.slice(0, keep).join(""), rest.next)
+    rest = rest.next
+  }
+  return undefined
+}
+
+/** The texts of a list's chunks in reading order (before lists are stored last chunk first). */
+const chunkTexts = (list: Chunks | undefined, reversed: boolean, limit = Infinity): Array<string> => {
+  const texts: Array<string> = []
+  let count = 0
+  for (let chunk = list; chunk !== undefined && count < limit; chunk = chunk.next) {
+    texts.push(chunk.text)
+    count += chunk.text.length
+  }
+  return reversed ? texts.reverse() : texts
+}
+
+/** One line: the text before the cursor and after it. */
+export interface Line {
+  readonly before: Chunks | undefined
+  readonly after: Chunks | undefined
+}
+
+export interface Editor extends Line {
   /** Earlier questions, oldest first; `index === history.length` is the line being written. */
   readonly history: ReadonlyArray<string>
   readonly index: number
-  /** What was typed before ↑ moved into the history. */
-  readonly draft: ReadonlyArray<string>
+  /** What was being written before ↑ moved into the history. */
+  readonly draft: Line
+  /** Something was pasted into this line: as an answer it cannot approve. */
+  readonly pasted: boolean
 }
 
 export type Action =
   | { readonly _tag: "Edit"; readonly editor: Editor }
-  | { readonly _tag: "Submit"; readonly text: string }
+  | { readonly _tag: "Submit"; readonly text: string; readonly pasted: boolean }
   /** Ctrl+D on an empty line. */
   | { readonly _tag: "EndOfInput" }
-  /** Ctrl+C. */
-  | { readonly _tag: "Interrupt" }
-  /** Ctrl+\. */
-  | { readonly _tag: "Quit" }
 
 export const empty = (history: ReadonlyArray<string> = []): Editor => ({
-  chars: [],
-  cursor: 0,
+  before: undefined,
+  after: undefined,
   history,
   index: history.length,
-  draft: []
+  draft: { before: undefined, after: undefined },
+  pasted: false
 })
 
-export const text = (editor: Editor): string => editor.chars.join("")
+/** The editor holding `text`, the cursor at its end. */
+export const of = (text: string, history: ReadonlyArray<string> = []): Editor => ({ ...empty(history), before: append(undefined, text) })
 
-// Any C0/C1 control or DEL: never inserted as typed text.
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
+export const text = (line: Line): string => [...chunkTexts(line.before, true), ...chunkTexts(line.after, false)].join("")
 
-const edit = (editor: Editor, chars: ReadonlyArray<string>, cursor: number): Action => ({
-  _tag: "Edit",
-  editor: { ...editor, chars, cursor: Math.max(0, Math.min(cursor, chars.length)) }
-})
+/** Code points in the line. */
+export const length = (line: Line): number => (line.before?.size ?? 0) + (line.after?.size ?? 0)
 
-const insert = (editor: Editor, inserted: string): Action => {
-  const add = Array.from(inserted)
-  return edit(editor, [...editor.chars.slice(0, editor.cursor), ...add, ...editor.chars.slice(editor.cursor)], editor.cursor + add.length)
-}
+/** Code points before the cursor. */
+export const cursor = (line: Line): number => line.before?.size ?? 0
+
+const edit = (editor: Editor, line: Line): Action => ({ _tag: "Edit", editor: { ...editor, ...line } })
+const same = (editor: Editor): Action => ({ _tag: "Edit", editor })
+
+const insert = (editor: Editor, inserted: string): Action => edit(editor, { before: append(editor.before, inserted), after: editor.after })
 
 const recall = (editor: Editor, index: number): Action => {
-  if (index < 0 || index > editor.history.length || index === editor.index) return { _tag: "Edit", editor }
-  const draft = editor.index === editor.history.length ? editor.chars : editor.draft
-  const chars = index === editor.history.length ? draft : Array.from(editor.history[index] ?? "")
-  return { _tag: "Edit", editor: { ...editor, chars, cursor: chars.length, index, draft } }
+  if (index < 0 || index > editor.history.length || index === editor.index) return same(editor)
+  const draft = editor.index === editor.history.length ? { before: editor.before, after: editor.after } : editor.draft
+  const line = index === editor.history.length ? draft : { before: append(undefined, editor.history[index] ?? ""), after: undefined }
+  return { _tag: "Edit", editor: { ...editor, ...line, index, draft } }
 }
 
-/** The start of the word before the cursor, as Ctrl+W deletes it (blanks, then non-blanks). */
-const wordStart = (chars: ReadonlyArray<string>, cursor: number): number => {
-  let at = cursor
-  while (at > 0 && /\s/.test(chars[at - 1] ?? "")) at--
-  while (at > 0 && !/\s/.test(chars[at - 1] ?? "")) at--
-  return at
+const isBlank = (ch: string): boolean => /\s/.test(ch)
+
+const left = (editor: Editor): Action => {
+  const [ch, before] = takeLast(editor.before)
+  return ch === "" ? same(editor) : edit(editor, { before, after: prepend(editor.after, ch) })
 }
 
-export const press = (editor: Editor, key: Key): Action => {
-  const { chars, cursor } = editor
-  const name = key.name ?? ""
-  if (key.pasted === true) {
-    if (name === "return" || name === "enter") return insert(editor, "\n")
-    if (name === "tab") return insert(editor, "\t")
-  }
-  if (key.ctrl === true) {
-    switch (name) {
-      case "c":
-        return { _tag: "Interrupt" }
-      case "d":
-        return chars.length === 0 ? { _tag: "EndOfInput" } : edit(editor, chars.toSpliced(cursor, 1), cursor)
-      case "a":
-        return edit(editor, chars, 0)
-      case "e":
-        return edit(editor, chars, chars.length)
-      case "b":
-        return edit(editor, chars, cursor - 1)
-      case "f":
-        return edit(editor, chars, cursor + 1)
-      case "u":
-        return edit(editor, chars.slice(cursor), 0)
-      case "k":
-        return edit(editor, chars.slice(0, cursor), cursor)
-      case "w": {
-        const start = wordStart(chars, cursor)
-        return edit(editor, [...chars.slice(0, start), ...chars.slice(cursor)], start)
-      }
-      case "h":
-        return cursor === 0 ? { _tag: "Edit", editor } : edit(editor, chars.toSpliced(cursor - 1, 1), cursor - 1)
-      case "p":
-        return recall(editor, editor.index - 1)
-      case "n":
-        return recall(editor, editor.index + 1)
-    }
-    return { _tag: "Edit", editor }
-  }
-  if (key.sequence === "\u001c") return { _tag: "Quit" }
-  if (key.meta === true) return { _tag: "Edit", editor }
+const right = (editor: Editor): Action => {
+  const [ch, after] = takeFirst(editor.after)
+  return ch === "" ? same(editor) : edit(editor, { before: append(editor.before, ch), after })
+}
+
+const backspace = (editor: Editor): Action =>
+  editor.before === undefined ? same(editor) : edit(editor, { before: takeLast(editor.before)[1], after: editor.after })
+
+const deleteForward = (editor: Editor): Action =>
+  editor.after === undefined ? same(editor) : edit(editor, { before: editor.before, after: takeFirst(editor.after)[1] })
+
+const control = (editor: Editor, name: string): Action => {
   switch (name) {
-    case "return":
+    case "d":
+      return length(editor) === 0 ? { _tag: "EndOfInput" } : deleteForward(editor)
+    case "a":
+      return edit(editor, { before: undefined, after: moveAll(editor.before, editor.after) })
+    case "e":
+      return edit(editor, { before: moveAll(editor.after, editor.before), after: undefined })
+    case "b":
+      return left(editor)
+    case "f":
+      return right(editor)
+    case "u":
+      return edit(editor, { before: undefined, after: editor.after })
+    case "k":
+      return edit(editor, { before: editor.before, after: undefined })
+    case "w":
+      // Ctrl+W deletes the word before the cursor: blanks, then non-blanks.
+      return edit(editor, { before: dropTrailing(dropTrailing(editor.before, isBlank), (ch) => !isBlank(ch)), after: editor.after })
+    case "h":
+      return backspace(editor)
+    case "p":
+      return recall(editor, editor.index - 1)
+    case "n":
+      return recall(editor, editor.index + 1)
+  }
+  return same(editor)
+}
+
+export const press = (editor: Editor, input: Exclude<Input, { readonly _tag: "Stop" }>): Action => {
+  switch (input._tag) {
+    case "Text":
+      return insert(editor, input.text)
+    case "Paste": {
+      const inserted = insert(editor, input.text)
+      return inserted._tag === "Edit" ? { _tag: "Edit", editor: { ...inserted.editor, pasted: true } } : inserted
+    }
+    case "Key":
+      break
+  }
+  if (input.ctrl && input.name.length === 1) return control(editor, input.name)
+  if (input.ctrl || input.meta) return same(editor)
+  switch (input.name) {
     case "enter":
-      return { _tag: "Submit", text: text(editor) }
+      return { _tag: "Submit", text: text(editor), pasted: editor.pasted }
     case "backspace":
-      return cursor === 0 ? { _tag: "Edit", editor } : edit(editor, chars.toSpliced(cursor - 1, 1), cursor - 1)
+      return backspace(editor)
     case "delete":
-      return edit(editor, chars.toSpliced(cursor, 1), cursor)
+      return deleteForward(editor)
     case "left":
-      return edit(editor, chars, cursor - 1)
+      return left(editor)
     case "right":
-      return edit(editor, chars, cursor + 1)
+      return right(editor)
     case "home":
-      return edit(editor, chars, 0)
+      return control(editor, "a")
     case "end":
-      return edit(editor, chars, chars.length)
+      return control(editor, "e")
     case "up":
       return recall(editor, editor.index - 1)
     case "down":
       return recall(editor, editor.index + 1)
   }
-  const sequence = key.sequence ?? ""
-  // Escape sequences (a decoded key with a name like `f5`, or one the decoder did not know) are never text.
-  if (sequence.length === 0 || CONTROL.test(sequence)) return { _tag: "Edit", editor }
-  return insert(editor, sequence)
+  return same(editor)
 }
-
-// East Asian wide and emoji code points take two columns.
-const WIDE = /[\u1100-\u115f\u2e80-\u303e\u3041-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6\u{1f300}-\u{1f64f}\u{1f900}-\u{1f9ff}\u{20000}-\u{3fffd}]/u
 
 /** One code point as the editor draws it: a newline as `↵`, a tab as `⇥`, anything unsafe escaped. */
-const shown = (ch: string): string => (ch === "\n" ? "↵" : ch === "\t" ? "⇥" : Escape.forDisplay(ch))
+export const shown = (ch: string): string => (ch === "\n" ? "↵" : ch === "\t" ? "⇥" : Escape.forDisplay(ch))
 
-/** Columns a drawn string takes (escapes are ASCII; wide characters take two). */
-export const width = (drawn: string): number => {
-  let columns = 0
-  for (const ch of drawn) columns += WIDE.test(ch) ? 2 : 1
-  return columns
+/** The line as drawn, whole, and the column of the cursor within it. */
+export const draw = (line: Line): { readonly line: string; readonly cursorColumn: number } => {
+  const before = Array.from(chunkTexts(line.before, true).join(""), shown).join("")
+  const after = Array.from(chunkTexts(line.after, false).join(""), shown).join("")
+  return { line: before + after, cursorColumn: Width.width(before) }
 }
 
-/** The line as drawn, and the column of the cursor within it. */
-export const draw = (editor: Editor): { readonly line: string; readonly cursorColumn: number } => {
-  const before = editor.chars.slice(0, editor.cursor).map(shown).join("")
-  const after = editor.chars.slice(editor.cursor).map(shown).join("")
-  return { line: before + after, cursorColumn: width(before) }
+/** What is drawn of a line around its cursor, in at most `columns` columns, and how much is not. */
+export interface View {
+  readonly before: string
+  readonly after: string
+  /** Code points not drawn before and after what is. */
+  readonly hiddenBefore: number
+  readonly hiddenAfter: number
+}
+
+/** Drawn code points from one side of the cursor, nearest first, while they fit in `columns`. */
+const drawnSide = (list: Chunks | undefined, fromEnd: boolean, columns: number): { drawn: Array<string>; width: number } => {
+  // Every code point takes at least one column: `columns` of them are enough to fill the space.
+  const chars = Array.from(chunkTexts(list, fromEnd, columns + CHUNK).join(""))
+  if (fromEnd) chars.reverse()
+  const drawn: Array<string> = []
+  let width = 0
+  for (const ch of chars) {
+    const piece = shown(ch)
+    const taken = Width.width(piece)
+    if (width + taken > columns) break
+    drawn.push(piece)
+    width += taken
+  }
+  return { drawn, width }
+}
+
+/**
+ * The line around its cursor in `columns` columns: whole when it fits, else a
+ * window (a third of it after the cursor, when there is that much) with the
+ * number of code points left out on each side. The cost is bounded by `columns`,
+ * not by the line's length.
+ */
+export const view = (line: Line, columns: number): View => {
+  const space = Math.max(2, columns)
+  const beforeSize = line.before?.size ?? 0
+  const afterSize = line.after?.size ?? 0
+  const behind = drawnSide(line.before, true, space)
+  const ahead = drawnSide(line.after, false, space)
+  const fits = behind.drawn.length === beforeSize && ahead.drawn.length === afterSize && behind.width + ahead.width <= space
+  if (fits) return { before: behind.drawn.reverse().join(""), after: ahead.drawn.join(""), hiddenBefore: 0, hiddenAfter: 0 }
+  // Columns for after the cursor: what it needs, at most a third, and what the text before leaves.
+  const afterColumns = Math.max(Math.min(ahead.width, Math.floor(space / 3)), space - behind.width)
+  const afterTaken = take(ahead.drawn, afterColumns)
+  const beforeTaken = take(behind.drawn, space - afterTaken.width)
+  return {
+    before: beforeTaken.drawn.reverse().join(""),
+    after: afterTaken.drawn.join(""),
+    hiddenBefore: beforeSize - beforeTaken.drawn.length,
+    hiddenAfter: afterSize - afterTaken.drawn.length
+  }
+}
+
+const take = (drawn: ReadonlyArray<string>, columns: number): { drawn: Array<string>; width: number } => {
+  const out: Array<string> = []
+  let width = 0
+  for (const piece of drawn) {
+    const taken = Width.width(piece)
+    if (width + taken > columns) break
+    out.push(piece)
+    width += taken
+  }
+  return { drawn: out, width }
 }

@@ -3,17 +3,13 @@
  * read from the same input, so an answer is consumed as a decision and never
  * becomes the next question.
  *
- * On a terminal Mino owns the input: the terminal is in raw mode with bracketed
- * paste on, keys are decoded by Node's `readline.emitKeypressEvents`, and the
- * line is edited here (`LineEditor`). Keys typed while no prompt is shown wait
- * for the next question, and are discarded before an approval prompt. Ctrl+C and
- * Ctrl+\ arrive as keys, not signals, and are handed to `onStopKey`. The modes
- * are re-asserted before every prompt and restored when the scope closes (and,
- * as a backstop, when the process exits).
- *
- * Piped input is read line by line and echoed, so a transcript reads as typed.
+ * On a terminal Mino owns the input (`KeyReader`): raw mode, bracketed paste,
+ * keys decoded and the line edited by Mino, an approval question guarded so
+ * that nothing typed before it can answer it. Piped input is read line by line
+ * (`LineReader`). The output is decorated (colour) and animated (a spinner,
+ * cursor movement, bracketed paste) only on a terminal that is not `TERM=dumb`;
+ * otherwise it is plain text with no escape sequence at all.
  */
-import * as readline from "node:readline"
 import type { Readable, Writable } from "node:stream"
 import * as tty from "node:tty"
 import * as Clock from "effect/Clock"
@@ -25,12 +21,15 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Queue from "effect/Queue"
-import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import { REDACTED, Secrets, type SecretsShape } from "../security/Secrets.js"
-import * as LineEditor from "./LineEditor.js"
+import type { StopKey } from "./KeyDecoder.js"
+import * as KeyReader from "./KeyReader.js"
+import * as LineReader from "./LineReader.js"
+
+export type { StopKey } from "./KeyDecoder.js"
+export type { Answer } from "./KeyReader.js"
 
 export interface TerminalShape {
   /** Standard input is a terminal: only then can anything be approved. */
@@ -39,15 +38,21 @@ export interface TerminalShape {
   readonly decorated: boolean
   /**
    * Shows `prompt` and reads one line; `None` at end of input (Ctrl+D at an
-   * empty line). With `fresh`, everything typed before the prompt appeared
-   * (complete lines and a partial line) is discarded first, and the screen says
-   * so: an answer typed ahead cannot approve a command its author has not seen.
+   * empty line). What was typed while no prompt was shown counts as typed here.
    * `history` is what ↑ and ↓ recall, oldest first.
    */
   readonly readLine: (
     prompt: string,
-    options?: { readonly fresh?: boolean; readonly history?: ReadonlyArray<string> }
+    options?: { readonly history?: ReadonlyArray<string> }
   ) => Effect.Effect<Option.Option<string>>
+  /**
+   * Writes `screen` (an approval question), then shows `prompt` and reads the
+   * answer; `None` at end of input. On a terminal nothing typed before the
+   * prompt was shown can answer it: whatever was typed before, and whatever
+   * arrives during a guard period (`GUARD_MS`) after the screen is written, is
+   * discarded, and the screen says so.
+   */
+  readonly ask: (screen: string, prompt: string) => Effect.Effect<Option.Option<KeyReader.Answer>>
   /** Writes text as it is: callers escape what they did not write themselves. */
   readonly write: (text: string) => Effect.Effect<void>
   /** Shows `label` with elapsed seconds until the scope closes (only when the output is a terminal). */
@@ -74,15 +79,29 @@ export interface TerminalOptions {
   readonly interactive: boolean
   /** Colour. */
   readonly decorated: boolean
-  /** A spinner while waiting (default: `decorated`); `NO_COLOR` turns off colour, not this. */
+  /**
+   * The output takes cursor movement (default: `decorated`): a spinner while
+   * waiting, line redraws, bracketed paste. `NO_COLOR` turns off colour, not this.
+   */
   readonly animated?: boolean
   /** Decode keys and edit lines here (the input is a terminal), instead of reading whole lines. */
   readonly keys?: boolean
   /** Ctrl+C (`interrupt`) and Ctrl+\ (`quit`) in raw mode, where the terminal sends no signal. */
   readonly onStopKey?: (key: StopKey) => void
+  /** How long an approval question is guarded (default `GUARD_MS`). */
+  readonly guardMs?: number
 }
 
-export type StopKey = "interrupt" | "quit"
+/**
+ * After an approval screen is written, input is discarded for this long, then
+ * drained, before the prompt is shown and an answer read: long enough that
+ * keys typed as the screen appeared (by reflex, or on their way to a remote
+ * terminal) are not taken as the answer, short enough that a person reading
+ * the screen never meets it. Chrome ignores clicks on a permission prompt for
+ * the platform's double-click interval (500 ms by default) after it is shown;
+ * Firefox keeps a dialog's buttons disabled for 1 s (`security.dialog_enable_delay`).
+ */
+export const GUARD_MS = 500
 
 /**
  * Raw mode turns off the terminal's own signals. Without a handler of its own
@@ -107,7 +126,7 @@ export class Terminal extends Context.Tag("mino/Terminal")<Terminal, TerminalSha
           interactive: process.stdin.isTTY === true,
           keys: process.stdin.isTTY === true,
           decorated: decorates(),
-          animated: process.stdout.isTTY === true,
+          animated: animates(),
           onStopKey
         })
       )
@@ -117,14 +136,14 @@ export class Terminal extends Context.Tag("mino/Terminal")<Terminal, TerminalSha
   static readonly layerStreams = (options: TerminalOptions) => Layer.scoped(Terminal, make(options))
 }
 
-/** Colour on standard output: only on a terminal that is not `TERM=dumb`, and never with `NO_COLOR` set. */
-export const decorates = (): boolean =>
-  process.stdout.isTTY === true && process.env["TERM"] !== "dumb" && (process.env["NO_COLOR"] ?? "") === ""
+/** Cursor movement on standard output: only on a terminal that is not `TERM=dumb`. */
+export const animates = (): boolean => process.stdout.isTTY === true && process.env["TERM"] !== "dumb"
+
+/** Colour on standard output: only where it animates, and never with `NO_COLOR` set. */
+export const decorates = (): boolean => animates() && (process.env["NO_COLOR"] ?? "") === ""
 
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
 
-const PASTE_ON = "\u001b[?2004h"
-const PASTE_OFF = "\u001b[?2004l"
 const SGR_CODES = /\u001b\[[0-9;]*m/g
 
 /**
@@ -203,12 +222,6 @@ const drawnTail = (text: string, secrets: SecretsShape): number => {
   return keep === 0 ? 0 : text.length - index(chars.length - keep)
 }
 
-/** What a discarded type-ahead held, for the line that says so. */
-const discardedSummary = (lines: number, partial: boolean): string | undefined => {
-  const parts = [...(lines > 0 ? [`${lines} line(s)`] : []), ...(partial ? ["a partial line"] : [])]
-  return parts.length === 0 ? undefined : `(ignored ${parts.join(" and ")} typed before this question)\n`
-}
-
 const make = (options: TerminalOptions) =>
   Effect.gen(function*() {
     // The key never reaches the screen: every write is redacted (`Secrets`), as it is drawn.
@@ -255,7 +268,32 @@ const make = (options: TerminalOptions) =>
       })
     const write = (text: string) => writeText(text, false)
 
-    const readLine = options.keys === true ? yield* keyReader(options, raw, writeText) : yield* lineReader(options, writeText)
+    const reader = options.keys === true
+      ? yield* KeyReader.make({
+        input: options.input,
+        output,
+        raw,
+        animated: options.animated ?? options.decorated,
+        onStopKey: options.onStopKey ?? raiseSignal,
+        guardMs: options.guardMs ?? GUARD_MS
+      })
+      : undefined
+    const lines = reader === undefined
+      ? yield* LineReader.make({ input: options.input, interactive: options.interactive, write: writeText })
+      : undefined
+
+    const readLine: TerminalShape["readLine"] = (prompt, readOptions) =>
+      Effect.zipRight(
+        writeText("", true),
+        reader !== undefined ? reader.readLine(prompt, readOptions?.history ?? []) : lines !== undefined ? lines.readLine(prompt) : Effect.succeedNone
+      )
+    // The screen goes out first, whole (held-back text included): the guard starts once it is on the terminal.
+    const ask: TerminalShape["ask"] = (screen, prompt) =>
+      Effect.zipRight(
+        writeText(screen, true),
+        reader !== undefined ? reader.ask(prompt) : lines !== undefined ? lines.ask(prompt) : Effect.succeedNone
+      )
+
 
     const style = (name: Style, text: string) => options.decorated ? `\u001b[${SGR[name]}m${text}\u001b[0m` : text
 
@@ -275,6 +313,7 @@ const make = (options: TerminalOptions) =>
       interactive: options.interactive,
       decorated: options.decorated,
       readLine,
+      ask,
       write,
       spinner,
       style,
@@ -285,203 +324,4 @@ const make = (options: TerminalOptions) =>
           : Option.none()
       )
     })
-  })
-
-type WriteText = (text: string, flush: boolean) => Effect.Effect<void>
-type ReadLine = TerminalShape["readLine"]
-
-/** Whole lines from a pipe (or a test's stream); a piped line is echoed so the transcript reads as typed. */
-const lineReader = (options: TerminalOptions, writeText: WriteText) =>
-  Effect.gen(function*() {
-    const lines = yield* Queue.unbounded<Option.Option<string>>()
-    const ended = yield* Ref.make(false)
-    yield* Effect.acquireRelease(
-      Effect.sync(() => {
-        const rl = readline.createInterface({ input: options.input, terminal: false, crlfDelay: Infinity })
-        rl.on("line", (line) => Queue.unsafeOffer(lines, Option.some(line)))
-        rl.on("close", () => Queue.unsafeOffer(lines, Option.none()))
-        return rl
-      }),
-      (rl) => Effect.sync(() => rl.close())
-    )
-    const readLine: ReadLine = (prompt, readOptions) =>
-      Effect.gen(function*() {
-        if (yield* Ref.get(ended)) return Option.none<string>()
-        if (readOptions?.fresh === true && options.interactive) {
-          const typedAhead = yield* Queue.takeAll(lines)
-          // End of input is not typed ahead: keep it for this read.
-          if ([...typedAhead].some(Option.isNone)) yield* Queue.offer(lines, Option.none())
-          const notice = discardedSummary([...typedAhead].filter(Option.isSome).length, false)
-          if (notice !== undefined) yield* writeText(notice, false)
-        }
-        yield* writeText(prompt, true)
-        const line = yield* Queue.take(lines)
-        if (Option.isNone(line)) {
-          yield* Ref.set(ended, true)
-          yield* writeText("\n", false)
-        } else if (!options.interactive) {
-          yield* writeText(line.value + "\n", false)
-        }
-        return line
-      })
-    return readLine
-  })
-
-/** Keys from a terminal in raw mode, edited here. */
-const keyReader = (options: TerminalOptions, raw: (text: string) => void, writeText: WriteText) =>
-  Effect.gen(function*() {
-    const { input, output } = options
-    const ttyInput = input instanceof tty.ReadStream ? input : undefined
-    const ttyOutput = output instanceof tty.WriteStream ? output : undefined
-    let ended = false
-    let pasting = false
-    // Keys typed while no prompt is shown, in order.
-    const pending: Array<LineEditor.Key> = []
-    // The prompt being edited, when one is shown.
-    let active: ((key: LineEditor.Key) => void) | undefined
-    let modesSet = false
-
-    /**
-     * Raw mode and bracketed paste. Turning raw mode off first makes libuv restore
-     * the modes Mino started with, so turning it on again repairs whatever a
-     * command did to the terminal meanwhile (libuv skips a switch to the mode it
-     * believes is already set).
-     */
-    const assertModes = () => {
-      if (ttyInput !== undefined) {
-        ttyInput.setRawMode(false)
-        ttyInput.setRawMode(true)
-      }
-      if (ttyOutput !== undefined) raw(PASTE_ON)
-      modesSet = true
-    }
-    const restoreModes = () => {
-      if (!modesSet) return
-      modesSet = false
-      if (ttyOutput !== undefined) raw(PASTE_OFF)
-      if (ttyInput !== undefined) ttyInput.setRawMode(false)
-    }
-
-    const stopKey = (key: LineEditor.Key): boolean => {
-      const action = LineEditor.press(LineEditor.empty(), key)
-      if (action._tag === "Interrupt") options.onStopKey?.("interrupt")
-      else if (action._tag === "Quit") options.onStopKey?.("quit")
-      else return false
-      return true
-    }
-
-    const onKeypress = (_: string | undefined, key: readline.Key | undefined) => {
-      if (key === undefined) return
-      if (key.name === "paste-start") pasting = true
-      else if (key.name === "paste-end") pasting = false
-      else {
-        const typed: LineEditor.Key = { name: key.name, sequence: key.sequence, ctrl: key.ctrl, meta: key.meta, pasted: pasting }
-        if (active !== undefined) active(typed)
-        // Ctrl+C while the model thinks or a command runs acts at once.
-        else if (!stopKey(typed)) pending.push(typed)
-      }
-    }
-
-    yield* Effect.acquireRelease(
-      Effect.sync(() => {
-        readline.emitKeypressEvents(input)
-        assertModes()
-        input.on("keypress", onKeypress)
-        process.on("exit", restoreModes)
-      }),
-      () =>
-        Effect.sync(() => {
-          input.off("keypress", onKeypress)
-          process.off("exit", restoreModes)
-          restoreModes()
-          input.pause()
-        })
-    )
-
-    const columns = () => (ttyOutput !== undefined && ttyOutput.columns > 0 ? ttyOutput.columns : 80)
-
-    const readLine: ReadLine = (prompt, readOptions) =>
-      Effect.gen(function*() {
-        if (ended) return Option.none<string>()
-        assertModes()
-        if (readOptions?.fresh === true) {
-          let lines = 0
-          let scratch = LineEditor.empty()
-          for (const key of pending.splice(0)) {
-            const action = LineEditor.press(scratch, key)
-            if (action._tag === "Submit") {
-              lines++
-              scratch = LineEditor.empty()
-            } else if (action._tag === "Edit") scratch = action.editor
-          }
-          const notice = discardedSummary(lines, scratch.chars.length > 0)
-          if (notice !== undefined) yield* writeText(notice, false)
-        }
-        yield* writeText("", true)
-        return yield* Effect.async<Option.Option<string>>((resume) => {
-          const promptWidth = LineEditor.width(prompt.replace(SGR_CODES, ""))
-          let editor = LineEditor.empty(readOptions?.history ?? [])
-          // Rows between the prompt's first row and the cursor; what is drawn, when the cursor is at its end.
-          let row = 0
-          let drawnAtEnd: string | undefined
-          let first = true
-          const render = () => {
-            const cols = columns()
-            const { cursorColumn, line } = LineEditor.draw(editor)
-            const total = promptWidth + LineEditor.width(line)
-            const at = promptWidth + cursorColumn
-            const appended = !first && drawnAtEnd !== undefined && at === total && line.startsWith(drawnAtEnd)
-            // Typing at the end only adds characters; anything else redraws from the prompt.
-            let text = appended
-              ? line.slice(drawnAtEnd?.length ?? 0)
-              : `${row > 0 ? `\u001b[${row}A` : ""}${first ? "" : "\r\u001b[J"}${prompt}${line}`
-            first = false
-            drawnAtEnd = at === total ? line : undefined
-            // At the exact end of a row the cursor waits to wrap: move it to the next row's start.
-            if (total > 0 && total % cols === 0) text += " \r"
-            const endRow = Math.floor(total / cols)
-            const cursorRow = Math.floor(at / cols)
-            if (at !== total || total % cols === 0) {
-              if (endRow > cursorRow) text += `\u001b[${endRow - cursorRow}A`
-              text += `\r${at % cols > 0 ? `\u001b[${at % cols}C` : ""}`
-            }
-            row = cursorRow
-            raw(text)
-          }
-          const finish = (line: Option.Option<string>) => {
-            active = undefined
-            raw("\n")
-            resume(Effect.succeed(line))
-          }
-          active = (key) => {
-            const action = LineEditor.press(editor, key)
-            switch (action._tag) {
-              case "Edit":
-                editor = action.editor
-                return render()
-              case "Submit":
-                editor = { ...editor, cursor: editor.chars.length }
-                render()
-                return finish(Option.some(action.text))
-              case "EndOfInput":
-                ended = true
-                return finish(Option.none())
-              case "Interrupt":
-                return options.onStopKey?.("interrupt")
-              case "Quit":
-                return options.onStopKey?.("quit")
-            }
-          }
-          render()
-          // Keys typed while no prompt was shown count as typed at this one.
-          while (active !== undefined && pending.length > 0) {
-            const key = pending.shift()
-            if (key !== undefined) active(key)
-          }
-          return Effect.sync(() => {
-            active = undefined
-          })
-        })
-      })
-    return readLine
   })

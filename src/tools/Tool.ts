@@ -19,16 +19,46 @@ export interface ToolDefinition {
   readonly strict: boolean
 }
 
-/** One labelled line of the approval screen; a list value is shown one entry a line. */
-export interface DisplayField {
-  readonly label: string
-  readonly value: string | ReadonlyArray<string>
+/**
+ * One labelled part of the approval screen, as raw text: the screen escapes it,
+ * in one place (`approval/ApprovalScreen.ts`), by its kind.
+ *
+ * - `command`: what runs, shown as one JSON string literal, emphasised;
+ * - `value`: one value on one line (a directory, a limit, a notice);
+ * - `entries`: named values (an environment), one entry a line.
+ *
+ * A value that bounds the call (its timeout, its output limit) says so in
+ * `bound`, so a result header can name it without reading labels.
+ */
+export type DisplayField =
+  | { readonly kind: "command"; readonly label: string; readonly value: string }
+  | { readonly kind: "value"; readonly label: string; readonly value: string; readonly bound?: Bound }
+  | { readonly kind: "entries"; readonly label: string; readonly entries: ReadonlyArray<DisplayEntry> }
+
+export interface DisplayEntry {
+  readonly name: string
+  readonly value: string
+}
+
+/** A limit the call runs under, as the screen shows it (`30 s`, `64 KiB`). */
+export interface Bound {
+  readonly kind: "timeout" | "outputLimit"
+  readonly amount: string
 }
 
 /** What the user reviews before approving: the tool's name and its fields. */
 export interface ToolDisplay {
   readonly tool: string
   readonly fields: ReadonlyArray<DisplayField>
+}
+
+/** The bounds a display names, by kind: what a result header needs. */
+export const bounds = (display: ToolDisplay): { readonly timeout?: string; readonly outputLimit?: string } => {
+  const found: { timeout?: string; outputLimit?: string } = {}
+  for (const field of display.fields) {
+    if (field.kind === "value" && field.bound !== undefined) found[field.bound.kind] = field.bound.amount
+  }
+  return found
 }
 
 /**

@@ -156,7 +156,8 @@ describe("Agent loop", () => {
       ])
       const approver = Layer.succeed(Approver, Approver.of({
         decide: (display) => Effect.sync(() => {
-          const text = String(display.fields[0]?.value)
+          const field = display.fields[0]
+          const text = field?.kind === "value" ? field.value : ""
           asked.push(text)
           return text === "please" ? { approved: false, reason: "the user did not approve" } : { approved: true }
         })

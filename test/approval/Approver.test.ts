@@ -2,7 +2,8 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { Approver, isApproval, LONG_COMMAND, PROMPT, reminder } from "../../src/approval/Approver.js"
+import { LONG_COMMAND, reminder } from "../../src/approval/ApprovalScreen.js"
+import { Approver, isApproval, judge, PROMPT } from "../../src/approval/Approver.js"
 import { Terminal } from "../../src/terminal/Terminal.js"
 import type { ToolDisplay } from "../../src/tools/Tool.js"
 import * as Screen from "../support/Screen.js"
@@ -10,8 +11,8 @@ import * as Screen from "../support/Screen.js"
 const display: ToolDisplay = {
   tool: "bash",
   fields: [
-    { label: "Command", value: "\"go version\"" },
-    { label: "Environment", value: ["HOME=/home/u", "PATH=/usr/bin"] }
+    { kind: "command", label: "Command", value: "go version" },
+    { kind: "entries", label: "Environment", entries: [{ name: "HOME", value: "/home/u" }, { name: "PATH", value: "/usr/bin" }] }
   ]
 }
 
@@ -36,7 +37,7 @@ describe("Approver", () => {
   it("a screen taller than the terminal repeats the command's beginning beside the prompt, however short the command", () => {
     const command = `echo first; ${"echo filler; ".repeat(30)}`
     expect(command.length).toBeLessThan(LONG_COMMAND)
-    const long: ToolDisplay = { ...display, fields: [{ label: "Command", value: JSON.stringify(command) }, display.fields[1]!] }
+    const long: ToolDisplay = { ...display, fields: [{ kind: "command", label: "Command", value: command }, display.fields[1]!] }
     // 40 columns, 12 rows: the command alone wraps to 11 rows, so [Tool: bash] and its start scroll away.
     const small = reminder(long, Option.some({ columns: 40, rows: 12 }))
     expect(small).toBe(`Command above: ${command.length} bytes, 1 line(s); it begins "${command.slice(0, 120)}" …\n`)
@@ -52,11 +53,38 @@ describe("Approver", () => {
     }
   })
 
+  it("says why each answer denies, in one sentence for the screen and the model", () => {
+    expect(judge({ text: "yes please", pasted: false })).toEqual({
+      approved: false,
+      reason: "Denied: the answer was \"yes please\"; only y or yes approves."
+    })
+    expect(judge({ text: "  ", pasted: false })).toEqual({
+      approved: false,
+      reason: "Denied: no answer was typed (Enter alone); only y or yes approves."
+    })
+    // A pasted answer never approves, not even a pasted `y`.
+    expect(judge({ text: "y", pasted: true })).toEqual({
+      approved: false,
+      reason: "Denied: the answer held pasted text; only y or yes typed at the prompt approves."
+    })
+    expect(judge({ text: " Yes ", pasted: false })).toEqual({ approved: true })
+    // A long or hostile answer is quoted escaped and cut.
+    const hostile = judge({ text: `\u001b[2J${"x".repeat(100)}`, pasted: false })
+    expect(hostile).toEqual({ approved: false, reason: `Denied: the answer was "\\u001b[2J${"x".repeat(36)}" …; only y or yes approves.` })
+  })
+
   it.scopedLive("shows the display fields and the prompt, and approves on yes", () =>
     Effect.gen(function*() {
       const { decisions, screen } = yield* decideThenRead(["yes"], 1)
       expect(decisions).toEqual([true])
-      expect(screen).toContain("[Tool: bash]\nCommand: \"go version\"\nEnvironment: HOME=/home/u  PATH=/usr/bin\n" + PROMPT)
+      expect(screen).toContain("[Tool: bash]\nCommand: \"go version\"\nEnvironment: HOME=/home/u\n             PATH=/usr/bin\n" + PROMPT)
+    }))
+
+  it.scopedLive("a denial says why under the prompt", () =>
+    Effect.gen(function*() {
+      const { decisions, screen } = yield* decideThenRead(["yes please"], 1)
+      expect(decisions).toEqual([false])
+      expect(screen).toContain(PROMPT + "Denied: the answer was \"yes please\"; only y or yes approves.\n")
     }))
 
   it.scopedLive("Enter, anything else and end of input refuse", () =>
@@ -105,12 +133,13 @@ describe("Approver", () => {
 
   it.scopedLive("the approver gets a copy: changing it cannot change what runs", () =>
     Effect.gen(function*() {
-      const original: ToolDisplay = { tool: "bash", fields: [{ label: "Command", value: "\"ls\"" }] }
+      const original: ToolDisplay = { tool: "bash", fields: [{ kind: "command", label: "Command", value: "ls" }] }
       const approver = yield* Effect.provide(Approver, Approver.layerStatic((copy) => {
-        ;(copy.fields as Array<{ label: string; value: string }>)[0]!.value = "\"rm -rf /\""
+        const fields: Array<unknown> = [...copy.fields]
+        Object.assign(fields[0] ?? {}, { value: "rm -rf /" })
         return true
       }))
       yield* approver.decide(original)
-      expect(original.fields[0]!.value).toBe("\"ls\"")
+      expect(original.fields[0]).toEqual({ kind: "command", label: "Command", value: "ls" })
     }))
 })

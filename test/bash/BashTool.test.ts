@@ -5,6 +5,8 @@ import { afterAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as fc from "fast-check"
+import * as ApprovalScreen from "../../src/approval/ApprovalScreen.js"
+import * as Tool from "../../src/tools/Tool.js"
 import * as Secrets from "../../src/security/Secrets.js"
 import { BashRunner } from "../../src/tools/bash/BashRunner.js"
 import * as BashTool from "../../src/tools/bash/BashTool.js"
@@ -208,25 +210,27 @@ describe("BashTool prepare", () => {
     })
   )
 
-  it.effect("shows the command, directory, environment, limits and permissions, escaped", () =>
+  it.effect("shows the command, directory, environment, limits and permissions, as raw text the screen escapes", () =>
     Effect.gen(function* () {
       const tool = yield* makeTool()
       const command = "printf '\u001b[2J'\necho \u202egnp.exe"
       const { display, operation } = yield* tool.prepare(JSON.stringify({ command }))
       expect(operation.command).toBe(command)
       expect(display.tool).toBe("bash")
-      const fields = Object.fromEntries(display.fields.map((field) => [field.label, field.value]))
-      expect(fields["Command"]).toBe("\"printf '\\u001b[2J'\\necho \\u202egnp.exe\"")
+      const fields = Object.fromEntries(display.fields.map((field) => [field.label, field.kind === "entries" ? field.entries : field.value]))
+      expect(fields["Command"]).toBe(command)
+      expect(ApprovalScreen.render(display)).toContain("Command: \"printf '\\u001b[2J'\\necho \\u202egnp.exe\"\n")
       expect(fields["Directory"]).toBe(dir)
       expect(fields["Environment"]).toEqual([
-        `PATH=${parentEnv["PATH"]}`,
-        `HOME=${dir}`,
-        "USER=mino-tester",
-        "LANG=en_US.UTF-8",
-        "TERM=dumb",
-        "SHELL=/bin/bash",
-        `PWD=${dir}`
+        { name: "PATH", value: parentEnv["PATH"] },
+        { name: "HOME", value: dir },
+        { name: "USER", value: "mino-tester" },
+        { name: "LANG", value: "en_US.UTF-8" },
+        { name: "TERM", value: "dumb" },
+        { name: "SHELL", value: "/bin/bash" },
+        { name: "PWD", value: dir }
       ])
+      expect(Tool.bounds(display)).toEqual({ timeout: "30 s", outputLimit: "64 KiB" })
       expect(fields["Timeout"]).toBe("30 s")
       expect(fields["Output limit"]).toBe("64 KiB (stdout and stderr combined)")
       expect(fields["Permissions"]).toBe("runs with your account's permissions; no sandbox")
@@ -238,7 +242,7 @@ describe("BashTool prepare", () => {
     Effect.gen(function* () {
       const tool = yield* makeTool({ timeoutMs: 1_500, outputLimitBytes: 1_000 })
       const { display, operation } = yield* tool.prepare("{\"command\":\"ls\"}")
-      const fields = Object.fromEntries(display.fields.map((field) => [field.label, field.value]))
+      const fields = Object.fromEntries(display.fields.map((field) => [field.label, field.kind === "entries" ? field.entries : field.value]))
       expect(fields["Timeout"]).toBe("1.5 s")
       expect(fields["Output limit"]).toBe("1000 bytes (stdout and stderr combined)")
       expect(operation).toMatchObject({ timeoutMs: 1_500, outputLimitBytes: 1_000, cwd: dir })
@@ -250,7 +254,10 @@ describe("BashTool prepare", () => {
       const shown = (cwd: string) =>
         makeTool({ cwd }).pipe(
           Effect.flatMap((tool) => tool.prepare("{\"command\":\"ls\"}")),
-          Effect.map(({ display }) => display.fields.find((field) => field.label === "Directory")?.value)
+          Effect.map(({ display }) => {
+            const field = display.fields.find((candidate) => candidate.label === "Directory")
+            return field?.kind === "value" ? ApprovalScreen.valueText(field.value) : undefined
+          })
         )
       expect(yield* shown("/tmp/a\\nb")).toBe("/tmp/a\\\\nb")
       expect(yield* shown("/tmp/a\nb")).toBe("/tmp/a\\nb")

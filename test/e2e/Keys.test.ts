@@ -12,6 +12,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as ResponsesServer from "../../src/model/ResponsesServer.js"
+import { QUIET_MS } from "../../src/terminal/KeyDecoder.js"
 import * as Pty from "../support/Pty.js"
 import {
   bashCall,
@@ -61,6 +62,9 @@ const childRunning = (parent: number, needle: string): number => {
 }
 
 const ESCAPE_BYTES = /[\u0000-\u0008\u000b-\u001f\u007f]/
+
+/** Enter, typed as a person does after a paste: once the paste is on the screen and its quiet spell is over. */
+const enterAMomentLater = (mino: Pty.Pty) => Effect.zipRight(Effect.sleep(`${QUIET_MS * 3} millis`), mino.write("\r"))
 
 /**
  * The built mino asked to make a file; while the model still thinks, `keys` are
@@ -118,17 +122,20 @@ describe("Mino owns the terminal's input", () => {
       expect(fs.existsSync(path.join(box.cwd, "approved-marker"))).toBe(false)
     }), 60_000)
 
-  it.scopedLive("a bracketed paste of several lines is one question, with its newlines and no escape bytes", () =>
+  it.scopedLive("a bracketed paste of several lines is one question, with its newlines and no escape bytes; Enter a moment later sends it", () =>
     Effect.gen(function*() {
       const box = yield* sandbox
       const server = yield* scriptedServer([ResponsesServer.textResponse("One question.")])
       const { mino } = yield* startReady(box, server.url)
+      // The paste's own CR, right after its end, is a newline: a paste never sends.
       yield* mino.write(`${PASTE_START}line one\nline two\rline${UP} three\tend${PASTE_END}\r`)
+      yield* mino.waitFor("line one↵line two↵line three⇥end↵")
+      yield* enterAMomentLater(mino)
       yield* mino.waitFor("Assistant> One question.")
       yield* mino.waitFor("You> ")
       yield* mino.write("\x04")
       yield* exitsWith(mino, { code: 0, signal: null })
-      expect(questions(sessionRecords(box))).toEqual(["line one\nline two\nline three\tend"])
+      expect(questions(sessionRecords(box))).toEqual(["line one\nline two\nline three\tend\n"])
       expect((yield* server.requests).length).toBe(1)
     }), 60_000)
 
@@ -181,6 +188,69 @@ describe("Mino owns the terminal's input", () => {
       expect(requests.length).toBe(3)
       expect(lastUserText(requests[2]!)).toBe("alpha question")
       expect(questions(sessionRecords(box))).toEqual(["alpha question", "beta question", "alpha question"])
+    }), 60_000)
+
+  it.scopedLive("TERM=dumb gets plain text: no escape sequence at all in the raw output, editing and approval included", () =>
+    Effect.gen(function*() {
+      const box = yield* sandbox
+      const gate = yield* Deferred.make<void>()
+      const server = yield* scriptedServer([
+        [{ wait: Deferred.await(gate) }, ...ResponsesServer.toolCallResponse([bashCall("c1", "echo ran > ran.txt")])],
+        ResponsesServer.textResponse("**Done**.")
+      ])
+      // Colour is allowed (NO_COLOR unset): only TERM=dumb turns it off.
+      const mino = yield* Pty.spawn({
+        argv: [process.execPath, BIN],
+        env: { ...environment(box, server.url), TERM: "dumb", NO_COLOR: "" },
+        cwd: box.cwd
+      })
+      yield* mino.waitFor("You> ")
+      // Editing keys redraw the line: with \r and \b only.
+      yield* mino.write(`helo${LEFT}l${END}!${BACKSPACE}\r`)
+      yield* requestsReceived(server, 1)
+      // Long enough for a spinner to have redrawn, had there been one.
+      yield* Effect.sleep("1500 millis")
+      yield* Deferred.succeed(gate, undefined)
+      yield* mino.waitFor("Approve this operation? [y/N] ")
+      yield* mino.write("y\r")
+      yield* mino.waitFor("Done")
+      yield* mino.waitFor("You> ")
+      yield* mino.write("\x04")
+      yield* exitsWith(mino, { code: 0, signal: null })
+      expect(questions(sessionRecords(box))).toEqual(["hello"])
+      expect(fs.readFileSync(path.join(box.cwd, "ran.txt"), "utf8")).toBe("ran\n")
+      const raw = (yield* mino.rawOutput).toString("utf8")
+      expect(raw).toContain("[Tool: bash]")
+      expect(raw.includes("\u001b[")).toBe(false)
+      expect(raw.includes("\u001b")).toBe(false)
+    }), 60_000)
+
+  it.scopedLive("a denial says why on the screen, and the model's result says it too", () =>
+    Effect.gen(function*() {
+      const box = yield* sandbox
+      const server = yield* scriptedServer([
+        ResponsesServer.toolCallResponse([bashCall("c1", "touch one"), bashCall("c2", "touch two")]),
+        ResponsesServer.textResponse("Neither ran.")
+      ])
+      const { mino } = yield* startReady(box, server.url)
+      yield* mino.write("make two files\r")
+      yield* mino.waitFor("Approve this operation? [y/N] ")
+      yield* mino.write("yes please\r")
+      yield* mino.waitFor("Denied: the answer was \"yes please\"; only y or yes approves.\n")
+      yield* mino.waitFor("Approve this operation? [y/N] ")
+      yield* mino.write("\r")
+      yield* mino.waitFor("Denied: no answer was typed (Enter alone); only y or yes approves.\n")
+      yield* mino.waitFor("Assistant> Neither ran.")
+      const [, second] = yield* requestsReceived(server, 2)
+      const outputs = inputOf(second!).filter((item) => item["type"] === "function_call_output").map((item) => JSON.parse(String(item["output"])))
+      expect(outputs).toEqual([
+        { status: "denied", output: "Denied: the answer was \"yes please\"; only y or yes approves." },
+        { status: "denied", output: "Denied: no answer was typed (Enter alone); only y or yes approves." }
+      ])
+      expect(fs.existsSync(path.join(box.cwd, "one"))).toBe(false)
+      expect(fs.existsSync(path.join(box.cwd, "two"))).toBe(false)
+      yield* mino.write("\x04")
+      yield* exitsWith(mino, { code: 0, signal: null })
     }), 60_000)
 
   it.scopedLive("/exit at the prompt exits 0 and is never sent", () =>

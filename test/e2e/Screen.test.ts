@@ -154,7 +154,7 @@ describe("the screen tells the truth, compactly", () => {
       expect(commandLine).toContain("echo start" + "\\u0020".repeat(40) + "; touch hidden")
       expect(JSON.parse(commandLine.slice("Command: ".length))).toBe(command)
       expect(lines.at(-2)).toBe(
-        `Command above: ${Buffer.byteLength(command).toLocaleString("en-US")} bytes, 2 line(s); it begins "echo start${" ".repeat(40)}; touch hidden" …`
+        `Command above: ${Buffer.byteLength(command).toLocaleString("en-US")} bytes, 2 line(s); it begins "echo start${"\\u0020".repeat(40)}; touch hidden" …`
       )
       yield* mino.write("\r")
       yield* mino.waitFor("[Tool result: denied]")

@@ -3,7 +3,7 @@
  * more than 10,000 generated argument texts, each classified by Prepare and by
  * an independent oracle written here. Prepare must never throw or die, must
  * never execute anything, must reject exactly what the oracle rejects, and an
- * accepted command must be shown as `Escape.jsonString(command)`.
+ * accepted command must be shown as its JSON literal (`ApprovalScreen.commandLiteral`), which reads back exactly.
  *
  * The oracle reads keys with its own recursive-descent JSON reader (JSON.parse
  * silently keeps the last of two duplicate keys) and mirrors the tool's rules:
@@ -16,8 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as fc from "fast-check"
-import { render } from "../../src/approval/Approver.js"
-import * as Escape from "../../src/security/Escape.js"
+import { commandLiteral, render } from "../../src/approval/ApprovalScreen.js"
 import { erase } from "../../src/tools/Tool.js"
 import { ToolRegistry } from "../../src/tools/ToolRegistry.js"
 import * as ToolResult from "../../src/tools/ToolResult.js"
@@ -255,11 +254,12 @@ const check = (raw: string): Verdict => {
     }
     const { display, operation } = exit.value
     expect(operation.command).toBe(expected.command)
-    const shown = display.fields.find((field) => field.label === "Command")?.value
-    expect(shown).toBe(Escape.jsonString(expected.command))
-    expect(JSON.parse(String(shown))).toBe(expected.command)
-    // The approval screen shows that same line, whole, on one line.
-    expect(render(display)).toContain(`\nCommand: ${Escape.jsonString(expected.command)}\n`)
+    const field = display.fields.find((candidate) => candidate.label === "Command")
+    expect(field).toEqual({ kind: "command", label: "Command", value: expected.command })
+    const shown = commandLiteral(expected.command)
+    expect(JSON.parse(shown)).toBe(expected.command)
+    // The approval screen shows that literal, whole, on one line.
+    expect(render(display)).toContain(`\nCommand: ${shown}\n`)
     expect(Exit.isSuccess(viaRegistry)).toBe(true)
   } else {
     if (Exit.isSuccess(exit)) {

@@ -14,7 +14,8 @@ import { afterAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as fc from "fast-check"
-import { Approver, render } from "../../src/approval/Approver.js"
+import { render } from "../../src/approval/ApprovalScreen.js"
+import { Approver } from "../../src/approval/Approver.js"
 import * as Gateway from "../../src/cli/Gateway.js"
 import * as ResponsesServer from "../../src/model/ResponsesServer.js"
 import { erase } from "../../src/tools/Tool.js"
@@ -84,7 +85,6 @@ const approvalScreen = (tool: Effect.Effect.Success<typeof makeTool>, command: s
   expect(rawUnsafe(screen, ON_APPROVAL)).toEqual([])
   const lines = screen.split("\n")
   const env = Object.entries(prepared.operation.env)
-  expect(lines).toHaveLength(1 + 3 + 3 + 1)
   expect(lines[0]).toBe("[Tool: bash]")
   expect(lines.filter((line) => line.startsWith("Command: "))).toHaveLength(1)
   expect(lines.filter((line) => line.startsWith("Directory: "))).toHaveLength(1)
@@ -93,11 +93,19 @@ const approvalScreen = (tool: Effect.Effect.Success<typeof makeTool>, command: s
   expect(prepared.operation.command).toBe(command)
   expect(lines[2]!.startsWith("Directory: ")).toBe(true)
   expect(unescapeValue(lines[2]!.slice("Directory: ".length))).toBe(cwd)
-  // The environment on one line: entries two spaces apart, a space inside one shown as \x20.
+  // The environment: one entry a line, aligned under the first; a longer line continues
+  // further indented (wrapped after a `:`); a space inside an entry is shown as \x20.
   expect(lines[3]!.startsWith("Environment: ")).toBe(true)
-  const entries = lines[3]!.slice("Environment: ".length).split("  ")
+  const end = lines.findIndex((line) => line.startsWith("Timeout: "))
+  const indent = " ".repeat("Environment: ".length)
+  const entries: Array<string> = []
+  for (const [index, line] of lines.slice(3, end).entries()) {
+    const body = index === 0 ? line.slice(indent.length) : line
+    if (index === 0 || (body.startsWith(indent) && body[indent.length] !== " ")) entries.push(body.trimStart())
+    else entries[entries.length - 1] += body.trimStart()
+  }
   expect(entries.map(unescapeValue)).toEqual(env.map(([name, value]) => `${name}=${value}`))
-  expect(lines.slice(4)).toEqual([
+  expect(lines.slice(end)).toEqual([
     "Timeout: 30 s",
     "Output limit: 64 KiB (stdout and stderr combined)",
     "Permissions: runs with your account's permissions; no sandbox",
@@ -138,12 +146,12 @@ describe("the approval screen", () => {
       // The directory on its own line, the environment on one, every entry escaped.
       const screen = approvalScreen(tool, "ls")
       expect(screen).toContain("evil\\e[2J\\nDirectory: /home/safe\\u202e\\u200b\n")
-      expect(screen).toContain("  HOME=/home/\\e]52;c;cm0gLXJmIH4=\\x07me\\e]8;;https://evil.example\\e\\\\")
-      expect(screen).toContain("  USER=bob\\r\\e[2KUSER=root")
-      expect(screen).toContain("  LOGNAME=x\\x9b2Jy\\x85")
-      expect(screen).toContain("  LANG=C.UTF-8\\u2066\\u2069\\u200d")
-      expect(screen).toContain("  TMPDIR=/tmp/\\u202etxt.exe\\b\\b\\xad")
-      expect(screen).toContain(":/opt/\\u{e0041}\\u{e0042}")
+      expect(screen).toContain("\n             HOME=/home/\\e]52;c;cm0gLXJmIH4=\\x07me\\e]8;;https://evil.example\\e\\\\\n")
+      expect(screen).toContain("\n             USER=bob\\r\\e[2KUSER=root\n")
+      expect(screen).toContain("\n             LOGNAME=x\\x9b2Jy\\x85\n")
+      expect(screen).toContain("\n             LANG=C.UTF-8\\u2066\\u2069\\u200d\n")
+      expect(screen).toContain("\n             TMPDIR=/tmp/\\u202etxt.exe\\b\\b\\xad\n")
+      expect(screen).toContain("/opt/\\u{e0041}\\u{e0042}\n")
     }))
 
   it.effect("holds for 2,000 generated commands", () =>

@@ -26,7 +26,7 @@ export const make = (onExecute: (text: string) => void = () => {}) =>
       })()
       const text = typeof parsed === "object" && parsed !== null && "text" in parsed ? parsed.text : undefined
       return typeof text === "string"
-        ? Effect.succeed({ display: { tool: "echo", fields: [{ label: "Text", value: text }] }, operation: text })
+        ? Effect.succeed({ display: { tool: "echo", fields: [{ kind: "value", label: "Text", value: text }] }, operation: text })
         : Effect.fail(rejection(ToolResult.make("invalid_arguments", "echo needs a string field text")))
     },
     execute: (text) =>

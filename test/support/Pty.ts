@@ -6,6 +6,10 @@
  * stdout and stderr: cooked mode, echo, Ctrl+C as SIGINT, Ctrl+D as end of input.
  *
  * The process is scoped: closing the scope SIGKILLs it if it is still running.
+ *
+ * Timing-sensitive tests talk to the driver on a side channel: `typeAcked`
+ * returns once the bytes are in the terminal's input queue, and `flushOutput`
+ * once everything the program has written so far is on `screen`.
  */
 import { spawn as spawnProcess } from "node:child_process"
 import { fileURLToPath } from "node:url"
@@ -54,8 +58,14 @@ export interface Pty {
    * the bracketed-paste switches (which are never drawn) left out.
    */
   readonly screen: Effect.Effect<string>
+  /** Every byte the program wrote, as it wrote them (escape sequences included). */
+  readonly rawOutput: Effect.Effect<Buffer>
   /** Types `text`: `"y\n"` answers a prompt, `"\x03"` is Ctrl+C, `"\x04"` Ctrl+D. */
   readonly write: (text: string) => Effect.Effect<void>
+  /** Types `text` and returns once it is in the terminal's input queue (the program may not have read it). */
+  readonly typeAcked: (text: string) => Effect.Effect<void, PtyTimeout>
+  /** Returns once everything the program has written so far is on `screen`. */
+  readonly flushOutput: Effect.Effect<void, PtyTimeout>
   /**
    * Waits until `pattern` appears after the end of the previous match, like
    * `expect`, and returns the screen from there through this match. Fails with
@@ -87,6 +97,10 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Pty, never, Scope.Sc
     let reported: ExitStatus = { code: null, signal: null }
     let controlLines = ""
     const termiosReports: Array<Termios> = []
+    const rawChunks: Array<Buffer> = []
+    let received = 0
+    let nextCommand = 0
+    const acked = new Map<number, number>()
 
     const driver = yield* Effect.acquireRelease(
       Effect.sync(() => {
@@ -99,9 +113,11 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Pty, never, Scope.Sc
           ...(options.rows === undefined ? {} : { rows: options.rows })
         })
         // python3 runs with the test's own environment; only the program gets `options.env`.
-        const child = spawnProcess("python3", [DRIVER, spec], { stdio: ["pipe", "pipe", "pipe"] })
+        const child = spawnProcess("python3", [DRIVER, spec], { stdio: ["pipe", "pipe", "pipe", "pipe"] })
         const decoder = new StringDecoder("utf8")
         child.stdout.on("data", (chunk: Buffer) => {
+          rawChunks.push(chunk)
+          received += chunk.length
           // Bracketed paste on and off, which Mino re-asserts before every prompt, is not drawn.
           screen += decoder.write(chunk).replace(/\r\n/g, "\n").replace(/\u001b\[\?2004[hl]/g, "")
         })
@@ -112,7 +128,9 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Pty, never, Scope.Sc
             const pid = /^pid (\d+)$/.exec(line)
             const ended = /^exit (\S+) (\S+)$/.exec(line)
             const modes = /^termios ([01]) ([01]) ([01])$/.exec(line)
-            if (pid?.[1] !== undefined) Deferred.unsafeDone(started, Exit.succeed(Number(pid[1])))
+            const ack = /^ack (\d+) (\d+)$/.exec(line)
+            if (ack?.[1] !== undefined && ack[2] !== undefined) acked.set(Number(ack[1]), Number(ack[2]))
+            else if (pid?.[1] !== undefined) Deferred.unsafeDone(started, Exit.succeed(Number(pid[1])))
             else if (modes !== null) termiosReports.push({ echo: modes[1] === "1", icanon: modes[2] === "1", isig: modes[3] === "1" })
             else if (ended?.[1] !== undefined && ended[2] !== undefined) {
               reported = { code: ended[1] === "-" ? null : Number(ended[1]), signal: ended[2] === "-" ? null : ended[2] }
@@ -141,6 +159,20 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Pty, never, Scope.Sc
     if (pid <= 0) return yield* Effect.die(new Error(`pty_driver could not start ${options.argv.join(" ")}: ${screen}`))
 
     const exited = Deferred.await(exit)
+    const commands = driver.stdio[3]
+    /** Sends a command to the driver and waits for its ack; returns the output byte count it reported. */
+    const command = (body: Readonly<Record<string, unknown>>) =>
+      Effect.gen(function*() {
+        const id = nextCommand++
+        if (commands === null || commands === undefined || !("write" in commands)) return yield* Effect.die(new Error("no command channel"))
+        commands.write(JSON.stringify({ id, ...body }) + "\n")
+        const deadline = Date.now() + DEFAULT_TIMEOUT_MS
+        while (!acked.has(id)) {
+          if (Date.now() > deadline) return yield* new PtyTimeout({ message: `pty_driver did not acknowledge ${JSON.stringify(body).slice(0, 80)}` })
+          yield* Effect.sleep(Duration.millis(2))
+        }
+        return acked.get(id) ?? 0
+      })
     const waitFor = (pattern: string | RegExp, timeoutMs = DEFAULT_TIMEOUT_MS) =>
       Effect.gen(function*() {
         const deadline = Date.now() + timeoutMs
@@ -171,7 +203,13 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Pty, never, Scope.Sc
     return {
       pid,
       screen: Effect.sync(() => screen),
+      rawOutput: Effect.sync(() => Buffer.concat(rawChunks)),
       write: (text) => Effect.sync(() => void driver.stdin.write(text)),
+      typeAcked: (text) => Effect.asVoid(command({ type: Buffer.from(text, "utf8").toString("base64") })),
+      flushOutput: Effect.gen(function*() {
+        const relayed = yield* command({ flush: true })
+        while (received < relayed) yield* Effect.sleep(Duration.millis(2))
+      }),
       waitFor,
       kill: (name) => Effect.sync(() => signal(pid, name)),
       hangup: Effect.sync(() => void driver.stdin.end()),

@@ -5,13 +5,23 @@ Usage: python3 pty_driver.py '<json spec>'   spec = {"argv": [...], "env": {...}
 
 - The program's terminal output (stdout and stderr share the pty) comes out on
   this process's stdout, byte for byte; bytes read on stdin go to the terminal as
-  if typed, so "\\x03" is Ctrl+C and "\\x04" at an empty line is Ctrl+D.
+  if typed, so "\\x03" is Ctrl+C and "\\x04" at an empty line is Ctrl+D. Typed
+  bytes are buffered and written as the terminal takes them, so a megabyte paste
+  never blocks the relay of the program's output (which would deadlock both).
 - Control lines go to stderr: `pid <n>` once the program is started, then
   `exit <code> <signal>` when it has ended (`-` for the one that does not apply).
 - SIGUSR1 asks for the terminal's modes: `termios <echo> <icanon> <isig>` (each
   0 or 1), read from the pty at that moment.
+- Commands, one JSON object a line, on fd 3 (when it is open), each answered by
+  `ack <id>` on stderr once done:
+  `{"id": n, "type": "<base64>"}` types those bytes; the ack says they are in the
+  terminal's input queue (the write returned).
+  `{"id": n, "flush": true}` relays everything the program has written so far
+  (the terminal's output read until it is empty) before the ack.
+  An ack is `ack <id> <n>`: `n` bytes of output had been relayed by then.
   The program's pid is its own: it is exec'd directly, so it can be signalled.
 """
+import base64
 import errno
 import fcntl
 import json
@@ -39,6 +49,7 @@ def main() -> None:
             os.write(2, f"pty_driver: cannot start {spec['argv'][0]}: {error}\n".encode())
         os._exit(127)
 
+    os.set_blocking(master, False)
     sys.stderr.write(f"pid {pid}\n")
     sys.stderr.flush()
 
@@ -52,36 +63,112 @@ def main() -> None:
 
     stdin = sys.stdin.fileno()
     stdout = sys.stdout.fileno()
-    inputs = [master, stdin]
+    try:
+        os.fstat(3)
+        commands = 3
+    except OSError:
+        commands = None
+    inputs = [master, stdin] + ([commands] if commands is not None else [])
+    master_open = True
+    # Bytes typed and not yet taken by the terminal, with the acks due once they are.
+    typed = bytearray()
+    acks = []  # (offset in the stream of typed bytes, id)
+    typed_total = 0
+    written_total = 0
+    command_buffer = b""
     status = None
-    while True:
-        try:
-            readable, _, _ = select.select(inputs, [], [], 0.05)
-        except InterruptedError:
-            continue
-        if master in readable:
+
+    relayed = 0
+
+    def ack(command_id) -> None:
+        sys.stderr.write(f"ack {command_id} {relayed}\n")
+        sys.stderr.flush()
+
+    def relay_output() -> bool:
+        """Reads what the program wrote until the terminal has no more; False once it is closed."""
+        nonlocal relayed
+        while True:
             try:
                 data = os.read(master, 65536)
+            except BlockingIOError:
+                return True
             except OSError as error:
                 if error.errno != errno.EIO:
                     raise
-                data = b""
-            if data:
-                os.write(stdout, data)
-            else:
+                return False
+            if not data:
+                return False
+            view = memoryview(data)
+            while view:
+                view = view[os.write(stdout, view):]
+            relayed += len(data)
+
+    def write_typed() -> None:
+        nonlocal written_total
+        while typed:
+            try:
+                count = os.write(master, typed[:4096])
+            except BlockingIOError:
+                break
+            except OSError as error:
+                if error.errno != errno.EIO:
+                    raise
+                typed.clear()
+                break
+            del typed[:count]
+            written_total += count
+        while acks and acks[0][0] <= written_total:
+            ack(acks.pop(0)[1])
+
+    while True:
+        try:
+            readable, writable, _ = select.select(inputs, [master] if typed and master_open else [], [], 0.05)
+        except InterruptedError:
+            continue
+        if master in writable:
+            write_typed()
+        if master in readable:
+            if not relay_output():
                 # EIO: every holder of the terminal's other side has closed it.
                 inputs.remove(master)
+                master_open = False
+                typed.clear()
+                while acks:
+                    ack(acks.pop(0)[1])
         if stdin in readable:
             data = os.read(stdin, 65536)
             if data:
-                os.write(master, data)
+                typed.extend(data)
+                typed_total += len(data)
+                write_typed()
             else:
                 inputs.remove(stdin)
                 # With "hangup": end of our input closes the terminal itself, as closing a
                 # terminal window does (the kernel then sends SIGHUP to the program).
                 if spec.get("hangup") and master in inputs:
                     inputs.remove(master)
+                    master_open = False
                     os.close(master)
+        if commands is not None and commands in readable:
+            data = os.read(commands, 65536)
+            if not data:
+                inputs.remove(commands)
+                commands = None
+            command_buffer += data
+            while b"\n" in command_buffer:
+                line, command_buffer = command_buffer.split(b"\n", 1)
+                command = json.loads(line)
+                if "type" in command:
+                    decoded = base64.b64decode(command["type"])
+                    typed.extend(decoded)
+                    typed_total += len(decoded)
+                    acks.append((typed_total, command["id"]))
+                    write_typed()
+                elif command.get("flush"):
+                    if master_open and not relay_output():
+                        inputs.remove(master)
+                        master_open = False
+                    ack(command["id"])
         if status is None:
             done, raw = os.waitpid(pid, os.WNOHANG)
             if done == pid:

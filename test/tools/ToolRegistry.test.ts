@@ -29,7 +29,7 @@ const parsesBlindly = erase<string>({
   definition: definition("parse"),
   prepare: (raw) => {
     const text = String(JSON.parse(raw).text)
-    return Effect.succeed({ display: { tool: "parse", fields: [{ label: "Text", value: text }] }, operation: text })
+    return Effect.succeed({ display: { tool: "parse", fields: [{ kind: "value", label: "Text", value: text }] }, operation: text })
   },
   execute: (text) => Effect.succeed(ToolResult.make("completed", text))
 } satisfies Tool<string>)

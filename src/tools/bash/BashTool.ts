@@ -68,18 +68,23 @@ export const make = Effect.fn("BashTool.make")(function* (options: BashToolOptio
     strict: true
   }
 
+  // Raw text: the approval screen escapes each field by its kind.
+  const timeout = formatDuration(timeoutMs)
+  const outputLimit = formatBytes(outputLimitBytes)
   const display = (command: string): ToolDisplay => ({
     tool: "bash",
     fields: [
-      { label: "Command", value: Escape.jsonString(command) },
-      { label: "Directory", value: Escape.forValue(cwd) },
+      { kind: "command", label: "Command", value: command },
+      { kind: "value", label: "Directory", value: cwd },
+      { kind: "entries", label: "Environment", entries: Object.entries(env).map(([name, value]) => ({ name, value })) },
+      { kind: "value", label: "Timeout", value: timeout, bound: { kind: "timeout", amount: timeout } },
       {
-        label: "Environment",
-        value: Object.entries(env).map(([name, value]) => `${Escape.forValue(name)}=${Escape.forValue(value)}`)
+        kind: "value",
+        label: "Output limit",
+        value: `${outputLimit} (stdout and stderr combined)`,
+        bound: { kind: "outputLimit", amount: outputLimit }
       },
-      { label: "Timeout", value: formatDuration(timeoutMs) },
-      { label: "Output limit", value: `${formatBytes(outputLimitBytes)} (stdout and stderr combined)` },
-      { label: "Permissions", value: PERMISSIONS_NOTICE }
+      { kind: "value", label: "Permissions", value: PERMISSIONS_NOTICE }
     ]
   })
 

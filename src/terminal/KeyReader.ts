@@ -1,0 +1,311 @@
+/**
+ * Keys from a terminal in raw mode: the thin impure part around `KeyDecoder`
+ * (bytes to inputs), `InputGate` (where each input goes), `LineEditor` (the
+ * line) and `PromptLayout` (drawing it).
+ *
+ * The input is read for the whole life of the process, so keys never wait in
+ * the terminal while Mino is busy; typed while no prompt is shown, they wait
+ * in order for the next `You> ` prompt. Ctrl+C and Ctrl+\ act at once.
+ *
+ * An approval question is guarded, so that nothing typed before it was on the
+ * screen can answer it, whatever the timing: the screen is written first (a
+ * terminal's writes are synchronous), then every input is discarded until,
+ * `guardMs` later, a timer callback drains, in one synchronous run, whatever
+ * Node has read and not yet handed over and then whatever the terminal still
+ * holds (read through a second, non-blocking descriptor of the same terminal:
+ * reads from any descriptor of a terminal take from the same input queue),
+ * discarding it too. It then writes the prompt, drains once more, and only then
+ * takes input. An answer can therefore only be made of bytes that reached the
+ * terminal after the prompt was written: a busy event loop, a stopped process
+ * or a poll phase that runs before timers changes nothing. Input that keeps
+ * pouring in (a paste that does not end) keeps the guard up.
+ */
+import * as Fs from "node:fs"
+import { performance } from "node:perf_hooks"
+import type { Readable, Writable } from "node:stream"
+import * as tty from "node:tty"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as InputGate from "./InputGate.js"
+import * as KeyDecoder from "./KeyDecoder.js"
+import * as LineEditor from "./LineEditor.js"
+import * as PromptLayout from "./PromptLayout.js"
+import * as Width from "./Width.js"
+
+/** An answer to the approval question, and whether any of it was pasted. */
+export interface Answer {
+  readonly text: string
+  readonly pasted: boolean
+}
+
+export interface KeyReaderOptions {
+  readonly input: Readable
+  readonly output: Writable
+  /** Writes now: on a terminal a write has completed when it returns. */
+  readonly raw: (text: string) => void
+  /** The output takes cursor movement and bracketed paste (a terminal, not TERM=dumb). */
+  readonly animated: boolean
+  readonly onStopKey: (key: KeyDecoder.StopKey) => void
+  /** How long an approval question is guarded after its screen is written. */
+  readonly guardMs: number
+}
+
+export interface KeyReader {
+  readonly readLine: (prompt: string, history: ReadonlyArray<string>) => Effect.Effect<Option.Option<string>>
+  /** Guards, then shows `prompt` and reads the answer; the screen above it must be written already. */
+  readonly ask: (prompt: string) => Effect.Effect<Option.Option<Answer>>
+}
+
+const PASTE_ON = "\u001b[?2004h"
+const PASTE_OFF = "\u001b[?2004l"
+const SGR_CODES = /\u001b\[[0-9;]*m/g
+
+/** At most this much is drained at the end of a guard; more means input is still pouring in. */
+const DRAIN_LIMIT = 1 << 20
+
+/** Redraws of a line being typed or pasted are at most this often. */
+const REDRAW_MS = 16
+
+/** Opens a second, non-blocking descriptor of the terminal `input` reads from, when there is one. */
+const openDrain = (input: Readable): number | undefined => {
+  if (!(input instanceof tty.ReadStream)) return undefined
+  const fd = "fd" in input && typeof input.fd === "number" ? input.fd : 0
+  for (const path of [`/proc/self/fd/${fd}`, "/dev/tty"]) {
+    try {
+      return Fs.openSync(path, Fs.constants.O_RDONLY | Fs.constants.O_NONBLOCK | Fs.constants.O_NOCTTY)
+    } catch {
+      // Try the next way to name the terminal.
+    }
+  }
+  return undefined
+}
+
+const errorCode = (error: unknown): unknown =>
+  typeof error === "object" && error !== null && "code" in error ? error.code : undefined
+
+export const make = (options: KeyReaderOptions) =>
+  Effect.gen(function*() {
+    const { input, output, raw } = options
+    const ttyInput = input instanceof tty.ReadStream ? input : undefined
+    const ttyOutput = output instanceof tty.WriteStream ? output : undefined
+    const layout = options.animated ? PromptLayout.ansi : PromptLayout.plain
+
+    let decoder = KeyDecoder.initial
+    let gate: InputGate.Gate = InputGate.idle
+    let ended = false
+    let modesSet = false
+
+    /** The prompt on the screen, and what its last draw left there. */
+    interface Shown {
+      readonly prompt: string
+      readonly promptWidth: number
+      drawn: PromptLayout.Drawn | undefined
+      readonly done: (outcome: InputGate.Outcome) => void
+    }
+    let shown: Shown | undefined
+    let redrawTimer: ReturnType<typeof setTimeout> | undefined
+    let lastRedraw = 0
+
+    const frame = (prompt: Shown, line: LineEditor.Line): PromptLayout.Frame => ({
+      prompt: prompt.prompt,
+      promptWidth: prompt.promptWidth,
+      line,
+      columns: ttyOutput !== undefined && ttyOutput.columns > 0 ? ttyOutput.columns : 80,
+      rows: ttyOutput !== undefined && ttyOutput.rows > 0 ? ttyOutput.rows : 24
+    })
+    const draw = (line: LineEditor.Line) => {
+      if (shown === undefined) return
+      const next = layout(shown.drawn, frame(shown, line))
+      shown.drawn = next.drawn
+      lastRedraw = performance.now()
+      raw(next.text)
+    }
+    const redrawNow = () => {
+      redrawTimer = undefined
+      if (gate._tag === "Reading") draw(gate.editor)
+    }
+    // A paste arrives in many chunks: draw at most every REDRAW_MS, not per chunk.
+    const redrawSoon = () => {
+      if (redrawTimer !== undefined) return
+      redrawTimer = setTimeout(redrawNow, Math.max(0, REDRAW_MS - (performance.now() - lastRedraw)))
+    }
+
+    const dispatch = (inputs: ReadonlyArray<KeyDecoder.Input>) => {
+      for (const item of inputs) {
+        const step = InputGate.feed(gate, item)
+        gate = step.gate
+        const { outcome } = step
+        if (outcome._tag === "Stop") options.onStopKey(outcome.key)
+        else if (outcome._tag === "Edited") redrawSoon()
+        else if (outcome._tag !== "Held") shown?.done(outcome)
+      }
+    }
+    // End of input (a closed pipe in tests; a hung-up terminal): the prompt shown, or the next one, ends.
+    const onEnd = () => {
+      ended = true
+      if (gate._tag === "Reading") shown?.done({ _tag: "Ended", editor: gate.editor })
+    }
+    const onData = (chunk: Buffer | string) => {
+      const bytes = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk
+      const decoded = KeyDecoder.decode(decoder, bytes, performance.now())
+      decoder = decoded.decoder
+      dispatch(decoded.inputs)
+    }
+
+    /**
+     * Raw mode and bracketed paste. Turning raw mode off first makes libuv restore
+     * the modes Mino started with, so turning it on again repairs whatever a
+     * command did to the terminal meanwhile (libuv skips a switch to the mode it
+     * believes is already set).
+     */
+    const assertModes = () => {
+      if (ttyInput !== undefined) {
+        ttyInput.setRawMode(false)
+        ttyInput.setRawMode(true)
+      }
+      if (options.animated) raw(PASTE_ON)
+      modesSet = true
+    }
+    const restoreModes = () => {
+      if (!modesSet) return
+      modesSet = false
+      if (options.animated) raw(PASTE_OFF)
+      if (ttyInput !== undefined) ttyInput.setRawMode(false)
+    }
+
+    const drainFd = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        assertModes()
+        input.on("data", onData)
+        input.on("end", onEnd)
+        input.on("error", onEnd)
+        input.resume()
+        process.on("exit", restoreModes)
+        return openDrain(input)
+      }),
+      (fd) =>
+        Effect.sync(() => {
+          input.off("data", onData)
+          input.off("end", onEnd)
+          input.off("error", onEnd)
+          process.off("exit", restoreModes)
+          restoreModes()
+          input.pause()
+          if (redrawTimer !== undefined) clearTimeout(redrawTimer)
+          if (fd !== undefined) Fs.closeSync(fd)
+        })
+    )
+
+    const drainBuffer = Buffer.alloc(64 * 1024)
+    let drainable = drainFd !== undefined
+    /**
+     * Hands over, now, everything read and not yet handed over, then everything
+     * the terminal still holds; false when input is still pouring in.
+     */
+    const drain = (): boolean => {
+      // Node's own buffer: `read` passes what it holds to the 'data' listener.
+      while (input.readableLength > 0 && input.read() !== null) {
+        // Each chunk went through onData.
+      }
+      if (!drainable || drainFd === undefined) return true
+      let total = 0
+      while (total < DRAIN_LIMIT) {
+        let count: number
+        try {
+          count = Fs.readSync(drainFd, drainBuffer, 0, drainBuffer.length, null)
+        } catch (error) {
+          if (errorCode(error) !== "EAGAIN") drainable = false
+          return true
+        }
+        if (count === 0) return true
+        total += count
+        onData(Buffer.from(drainBuffer.subarray(0, count)))
+      }
+      return false
+    }
+
+    const promptOf = (prompt: string, done: (outcome: InputGate.Outcome) => void): Shown => ({
+      prompt,
+      promptWidth: Width.width(prompt.replace(SGR_CODES, "")),
+      drawn: undefined,
+      done
+    })
+
+    /** The answered line, drawn whole with the cursor at its end, then the next row. */
+    const finish = (editor: LineEditor.Editor) => {
+      if (redrawTimer !== undefined) clearTimeout(redrawTimer)
+      redrawTimer = undefined
+      draw(LineEditor.of(LineEditor.text(editor)))
+      raw("\n")
+      shown = undefined
+    }
+
+    const readLine: KeyReader["readLine"] = (prompt, history) =>
+      Effect.async<Option.Option<string>>((resume) => {
+        assertModes()
+        const settle = (outcome: InputGate.Outcome) => {
+          if (outcome._tag !== "Submitted" && outcome._tag !== "Ended") return
+          finish(outcome.editor)
+          if (outcome._tag === "Ended") ended = true
+          resume(Effect.succeed(outcome._tag === "Submitted" ? Option.some(outcome.text) : Option.none()))
+        }
+        shown = promptOf(prompt, settle)
+        // What was typed while no prompt was shown counts as typed here.
+        const opened = InputGate.open(gate, history)
+        gate = opened.gate
+        if (opened.outcome._tag !== "Edited") settle(opened.outcome)
+        else if (ended) settle({ _tag: "Ended", editor: opened.outcome.editor })
+        else draw(opened.outcome.editor)
+        return Effect.sync(() => {
+          shown = undefined
+          gate = InputGate.close(gate)
+        })
+      })
+
+    const ask: KeyReader["ask"] = (prompt) =>
+      Effect.async<Option.Option<Answer>>((resume) => {
+        if (ended) return resume(Effect.succeed(Option.none()))
+        assertModes()
+        // The screen is on the terminal: from here on, and until the guard ends, input only counts as ignored.
+        gate = InputGate.guard(gate)
+        let timer: ReturnType<typeof setTimeout> | undefined
+        const settle = (outcome: InputGate.Outcome) => {
+          if (outcome._tag !== "Submitted" && outcome._tag !== "Ended") return
+          finish(outcome.editor)
+          if (outcome._tag === "Ended") ended = true
+          resume(Effect.succeed(
+            outcome._tag === "Submitted" ? Option.some({ text: outcome.text, pasted: outcome.pasted }) : Option.none()
+          ))
+        }
+        const endGuard = () => {
+          timer = undefined
+          if (!drain()) {
+            timer = setTimeout(endGuard, options.guardMs)
+            return
+          }
+          const before = InputGate.ignored(gate)
+          raw((InputGate.notice(before) ?? "") + prompt)
+          // Anything that reached the terminal while the prompt was being written is discarded too.
+          if (!drain()) {
+            raw("\n")
+            timer = setTimeout(endGuard, options.guardMs)
+            return
+          }
+          const after = InputGate.ignored(gate)
+          if (InputGate.grew(before, after)) raw(`\n${InputGate.notice(after) ?? ""}${prompt}`)
+          decoder = KeyDecoder.forget(decoder)
+          gate = InputGate.release(gate)
+          shown = promptOf(prompt, settle)
+          shown.drawn = layout(undefined, frame(shown, LineEditor.empty())).drawn
+          if (ended) settle({ _tag: "Ended", editor: LineEditor.empty() })
+        }
+        timer = setTimeout(endGuard, options.guardMs)
+        return Effect.sync(() => {
+          if (timer !== undefined) clearTimeout(timer)
+          shown = undefined
+          gate = InputGate.close(gate)
+        })
+      })
+
+    return { readLine, ask } satisfies KeyReader
+  })

@@ -1,0 +1,121 @@
+/**
+ * Where input goes (`InputGate`, pure) and the key reader over a stream
+ * (`KeyReader` through `Terminal`, with keys decoded as on a terminal): input
+ * typed while no prompt is shown waits for the next question, an approval
+ * question discards everything until its prompt is shown, and a pasted answer
+ * is marked pasted. The real terminal (its input queue drained at the guard's
+ * end) is tested against the built `mino` in test/e2e/Keys.test.ts.
+ */
+import { PassThrough } from "node:stream"
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as InputGate from "../../src/terminal/InputGate.js"
+import type { Input } from "../../src/terminal/KeyDecoder.js"
+import * as LineEditor from "../../src/terminal/LineEditor.js"
+import { Terminal } from "../../src/terminal/Terminal.js"
+
+const text = (value: string): Input => ({ _tag: "Text", text: value })
+const enter: Input = { _tag: "Key", name: "enter", ctrl: false, meta: false }
+const paste = (value: string): Input => ({ _tag: "Paste", text: value })
+
+const feedAll = (gate: InputGate.Gate, inputs: ReadonlyArray<Input>) =>
+  inputs.reduce<{ gate: InputGate.Gate; outcomes: Array<InputGate.Outcome["_tag"]> }>((acc, input) => {
+    const step = InputGate.feed(acc.gate, input)
+    return { gate: step.gate, outcomes: [...acc.outcomes, step.outcome._tag] }
+  }, { gate, outcomes: [] })
+
+describe("InputGate", () => {
+  it("input typed while no prompt is shown waits, and counts at the next prompt up to its first Enter", () => {
+    const { gate } = feedAll(InputGate.idle, [text("first"), enter, text("second")])
+    const opened = InputGate.open(gate, [])
+    expect(opened.outcome).toMatchObject({ _tag: "Submitted", text: "first", pasted: false })
+    expect(opened.gate).toEqual({ _tag: "Idle", pending: [text("second")] })
+    const next = InputGate.open(opened.gate, [])
+    expect(next.outcome._tag).toBe("Edited")
+    expect(next.gate._tag === "Reading" && LineEditor.text(next.gate.editor)).toBe("second")
+  })
+
+  it("an approval question discards what waits and everything until it is released, and counts it", () => {
+    const waiting = feedAll(InputGate.idle, [text("yes"), enter, text("y")]).gate
+    const guarded = InputGate.guard(waiting)
+    const during = feedAll(guarded, [enter, paste("y\n"), { _tag: "Stop", key: "interrupt" }])
+    // Nothing reaches a line; the stop key still acts.
+    expect(during.outcomes).toEqual(["Held", "Held", "Stop"])
+    expect(InputGate.notice(InputGate.ignored(during.gate))).toBe("(ignored 2 line(s) and pasted text typed before this question)\n")
+    const released = InputGate.release(during.gate)
+    expect(released._tag === "Reading" && LineEditor.length(released.editor)).toBe(0)
+    const answered = feedAll(released, [text("y"), enter])
+    expect(answered.outcomes).toEqual(["Edited", "Submitted"])
+  })
+
+  it("the notice names lines, a partial line and pasted text, and nothing when nothing was typed", () => {
+    const notice = (inputs: ReadonlyArray<Input>) => InputGate.notice(InputGate.ignored(InputGate.guard(feedAll(InputGate.idle, inputs).gate)))
+    expect(notice([])).toBeUndefined()
+    expect(notice([text("y")])).toBe("(ignored a partial line typed before this question)\n")
+    expect(notice([text("yes"), enter, text("y")])).toBe("(ignored 1 line(s) and a partial line typed before this question)\n")
+    expect(notice([text("a"), enter, text("b"), paste("c")])).toBe("(ignored 1 line(s), a partial line and pasted text typed before this question)\n")
+  })
+})
+
+/** A Terminal reading keys from a stream, and everything it wrote. */
+const keysTerminal = Effect.gen(function*() {
+  const input = new PassThrough()
+  const output = new PassThrough()
+  let written = ""
+  output.on("data", (chunk: Buffer) => void (written += chunk.toString("utf8")))
+  const terminal = yield* Terminal.make({ input, output, interactive: true, keys: true, decorated: false, animated: false })
+  const waitFor = (needle: string) =>
+    Effect.gen(function*() {
+      while (!written.includes(needle)) yield* Effect.sleep("10 millis")
+    })
+  return { terminal, input, screen: () => written, waitFor }
+})
+
+describe("KeyReader over a stream", () => {
+  it.scopedLive("keys typed while no prompt is shown count as typed at the next question", () =>
+    Effect.gen(function*() {
+      const { terminal, input } = yield* keysTerminal
+      input.write("hello\r")
+      yield* Effect.sleep("50 millis")
+      expect(yield* terminal.readLine("You> ")).toEqual(Option.some("hello"))
+    }))
+
+  it.scopedLive("an approval answer typed ahead or during the guard is discarded; one typed after the prompt answers", () =>
+    Effect.gen(function*() {
+      const { terminal, input, screen, waitFor } = yield* keysTerminal
+      input.write("y\r")
+      yield* Effect.sleep("50 millis")
+      const asking = yield* Effect.fork(terminal.ask("[Tool: bash]\n", "Approve? "))
+      yield* waitFor("[Tool: bash]\n")
+      // Typed after the screen, before the prompt: still discarded.
+      input.write("yes\r")
+      yield* waitFor("Approve? ")
+      expect(screen()).toContain("[Tool: bash]\n(ignored 2 line(s) typed before this question)\nApprove? ")
+      input.write("n\r")
+      expect(yield* Fiber.join(asking)).toEqual(Option.some({ text: "n", pasted: false }))
+    }))
+
+  it.scopedLive("a pasted answer is marked pasted, and its newline does not answer", () =>
+    Effect.gen(function*() {
+      const { terminal, input, waitFor } = yield* keysTerminal
+      const asking = yield* Effect.fork(terminal.ask("screen\n", "Approve? "))
+      yield* waitFor("Approve? ")
+      input.write("\u001b[200~y\r\u001b[201~")
+      yield* Effect.sleep("400 millis")
+      input.write("\r")
+      expect(yield* Fiber.join(asking)).toEqual(Option.some({ text: "y\n", pasted: true }))
+    }))
+
+  it.scopedLive("plain output (TERM=dumb) edits with \\r and \\b only: no escape sequence", () =>
+    Effect.gen(function*() {
+      const { terminal, input, screen } = yield* keysTerminal
+      const reading = yield* Effect.fork(terminal.readLine("You> "))
+      input.write("helo")
+      yield* Effect.sleep("50 millis")
+      input.write("\u001b[Dl\u001b[F!\u007f\r")
+      expect(yield* Fiber.join(reading)).toEqual(Option.some("hello"))
+      expect(screen()).not.toContain("\u001b")
+    }))
+})

@@ -10,8 +10,8 @@
  * Directory: /home/you/project
  * Environment: PATH=/home/you/project/node_modules/.bin:/home/you/node_modules/.bin:
  *                   /usr/local/bin:/usr/bin:/bin
- *              HOME=/home/you
- *              LANG=C.UTF-8
+ *              HOME=/home/you     LANG=C.UTF-8       TERM=dumb
+ *              SHELL=/bin/bash    PWD=/home/you/project
  * Timeout: 30 s
  * ```
  *
@@ -49,31 +49,49 @@ export const valueText = (value: string): string => Escape.visibleBlanks(Escape.
 export const entryText = (entry: DisplayEntry): string =>
   Escape.visibleBlanks(`${Escape.forValue(entry.name)}=${Escape.forValue(entry.value)}`.replace(/ /g, "\\x20"))
 
-/**
- * Entries one a line, aligned under the first. An entry wider than the screen
- * is wrapped after its `:` separators (a `PATH`), the rest of it indented under
- * its value; nothing is left out.
- */
-const entriesLines = (indent: number, entries: ReadonlyArray<DisplayEntry>, columns: number): Array<string> =>
-  entries.flatMap((entry, index) => {
-    const lead = index === 0 ? "" : " ".repeat(indent)
-    const shown = entryText(entry)
-    if (indent + Width.width(shown) <= columns || !shown.includes(":")) return [lead + shown]
-    const name = shown.slice(0, shown.indexOf("=") + 1)
-    const hang = indent + Width.width(name)
-    const pieces = shown.slice(name.length).split(/(?<=:)/)
-    const lines: Array<string> = []
-    let line = ""
-    for (const piece of pieces) {
-      if (line.length > 0 && hang + Width.width(line + piece) > columns) {
-        lines.push(line)
-        line = ""
-      }
-      line += piece
+/** An entry too wide for the screen, wrapped after its `:` separators, the rest indented under its value. */
+const wrapped = (shown: string, indent: number, columns: number): Array<string> => {
+  if (indent + Width.width(shown) <= columns || !shown.includes(":")) return [shown]
+  const name = shown.slice(0, shown.indexOf("=") + 1)
+  const hang = indent + Width.width(name)
+  const lines: Array<string> = []
+  let line = ""
+  for (const piece of shown.slice(name.length).split(/(?<=:)/)) {
+    if (line.length > 0 && hang + Width.width(line + piece) > columns) {
+      lines.push(line)
+      line = ""
     }
-    lines.push(line)
-    return lines.map((text, row) => (row === 0 ? lead + name + text : " ".repeat(hang) + text))
-  })
+    line += piece
+  }
+  lines.push(line)
+  return lines.map((text, row) => (row === 0 ? name + text : " ".repeat(hang - indent) + text))
+}
+
+/**
+ * Entries laid out under the first, starting at column `indent`: each entry
+ * too long to share a row on its own lines (a `PATH` wrapped at `:`), then the
+ * others in aligned columns, two spaces or more apart (a space inside an entry
+ * is `\x20`, so the gaps cannot be mistaken for one). Nothing is left out.
+ */
+const entriesLines = (indent: number, entries: ReadonlyArray<DisplayEntry>, columns: number): Array<string> => {
+  const room = Math.max(1, columns - indent)
+  const shown = entries.map(entryText)
+  const own = shown.filter((text) => (Width.width(text) + 2) * 2 > room + 2)
+  const short = shown.filter((text) => (Width.width(text) + 2) * 2 <= room + 2)
+  const lines = own.flatMap((text) => wrapped(text, indent, columns))
+  // As many columns as fit, each as wide as its widest entry and two spaces.
+  for (let perRow = short.length; perRow >= 1 && short.length > 0; perRow--) {
+    const widths = Array.from({ length: perRow }, (_, column) =>
+      Math.max(...short.filter((_, i) => i % perRow === column).map(Width.width)) + 2)
+    if (perRow > 1 && widths.reduce((sum, width) => sum + width, 0) > room + 2) continue
+    for (let at = 0; at < short.length; at += perRow) {
+      const row = short.slice(at, at + perRow)
+      lines.push(row.map((text, i) => (i === row.length - 1 ? text : text + " ".repeat((widths[i] ?? 0) - Width.width(text)))).join(""))
+    }
+    break
+  }
+  return lines.map((line, row) => (row === 0 ? line : " ".repeat(indent) + line))
+}
 
 const fieldLines = (field: DisplayField, columns: number, emphasis: (text: string) => string): Array<string> => {
   const label = `${Escape.forLine(field.label)}: `

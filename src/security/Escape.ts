@@ -12,6 +12,9 @@
 // cursor, reorder text, or hide text by rendering as nothing.
 const UNSAFE = /(?![\n\t])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Default_Ignorable_Code_Point}]/gu
 
+/** The unsafe class, for a pattern built elsewhere (it matches one code point). */
+export const UNSAFE_SOURCE = UNSAFE.source
+
 // In displayed text, the text and emoji presentation selectors only choose how
 // the character before them is drawn (❤️); commands show them escaped all the same.
 const PRESENTATION = new Set(["\ufe0e", "\ufe0f"])

@@ -128,7 +128,3 @@ export const notice = (discarded: Ignored): string | undefined => {
   const list = parts.length === 1 ? parts[0] : `${parts.slice(0, -1).join(", ")} and ${parts.at(-1)}`
   return `(ignored ${list} typed before this question)\n`
 }
-
-/** Whether two tallies differ: the second drain found something. */
-export const grew = (before: Ignored, after: Ignored): boolean =>
-  before.lines !== after.lines || before.pasted !== after.pasted || before.partial !== after.partial

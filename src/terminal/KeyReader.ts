@@ -14,11 +14,12 @@
  * Node has read and not yet handed over and then whatever the terminal still
  * holds (read through a second, non-blocking descriptor of the same terminal:
  * reads from any descriptor of a terminal take from the same input queue),
- * discarding it too. It then writes the prompt, drains once more, and only then
- * takes input. An answer can therefore only be made of bytes that reached the
- * terminal after the prompt was written: a busy event loop, a stopped process
- * or a poll phase that runs before timers changes nothing. Input that keeps
- * pouring in (a paste that does not end) keeps the guard up.
+ * discarding it too, and only then writes the prompt and takes input. An
+ * answer can therefore only be made of bytes that reached the terminal after
+ * the screen had been on it for `guardMs`: a busy event loop, a stopped process
+ * or a poll phase that runs before timers changes nothing, because the drain
+ * reads the terminal itself rather than trusting when a key was read. Input
+ * that keeps pouring in (a paste that does not end) keeps the guard up.
  */
 import * as Fs from "node:fs"
 import { performance } from "node:perf_hooks"
@@ -283,16 +284,8 @@ export const make = (options: KeyReaderOptions) =>
             timer = setTimeout(endGuard, options.guardMs)
             return
           }
-          const before = InputGate.ignored(gate)
-          raw((InputGate.notice(before) ?? "") + prompt)
-          // Anything that reached the terminal while the prompt was being written is discarded too.
-          if (!drain()) {
-            raw("\n")
-            timer = setTimeout(endGuard, options.guardMs)
-            return
-          }
-          const after = InputGate.ignored(gate)
-          if (InputGate.grew(before, after)) raw(`\n${InputGate.notice(after) ?? ""}${prompt}`)
+          // Everything queued until now is gone: from here on input answers.
+          raw((InputGate.notice(InputGate.ignored(gate)) ?? "") + prompt)
           decoder = KeyDecoder.forget(decoder)
           gate = InputGate.release(gate)
           shown = promptOf(prompt, settle)

@@ -261,6 +261,9 @@ export const draw = (line: Line): { readonly line: string; readonly cursorColumn
   return { line: before + after, cursorColumn: Width.width(before) }
 }
 
+// What is not drawn as itself: line breaks, tabs, and whatever Escape escapes.
+const SPECIAL = new RegExp(`[\\n\\t]|${Escape.UNSAFE_SOURCE}`, "gu")
+
 /** What is drawn of a line around its cursor, in at most `columns` columns, and how much is not. */
 export interface View {
   readonly before: string
@@ -273,13 +276,21 @@ export interface View {
 /** Drawn code points from one side of the cursor, nearest first, while they fit in `columns`. */
 const drawnSide = (list: Chunks | undefined, fromEnd: boolean, columns: number): { drawn: Array<string>; width: number } => {
   // Every code point takes at least one column: `columns` of them are enough to fill the space.
-  const chars = Array.from(chunkTexts(list, fromEnd, columns + CHUNK).join(""))
-  if (fromEnd) chars.reverse()
+  const collected = chunkTexts(list, fromEnd, columns + CHUNK).join("")
+  // One piece per code point, with its width: most are drawn as themselves; only the few that need it are escaped.
+  const pieces: Array<readonly [string, number]> = []
+  let from = 0
+  for (const match of collected.matchAll(SPECIAL)) {
+    for (const ch of collected.slice(from, match.index)) pieces.push([ch, Width.ofChar(ch)])
+    const piece = shown(match[0])
+    pieces.push([piece, Width.width(piece)])
+    from = match.index + match[0].length
+  }
+  for (const ch of collected.slice(from)) pieces.push([ch, Width.ofChar(ch)])
+  if (fromEnd) pieces.reverse()
   const drawn: Array<string> = []
   let width = 0
-  for (const ch of chars) {
-    const piece = shown(ch)
-    const taken = Width.width(piece)
+  for (const [piece, taken] of pieces) {
     if (width + taken > columns) break
     drawn.push(piece)
     width += taken

@@ -32,10 +32,14 @@ export interface Drawn {
   readonly atEnd: string | undefined
 }
 
+/** A line is drawn in at most this many rows (fewer on a smaller screen); a longer one as a window. */
+const WINDOW_ROWS = 10
+
 /** Room kept for the markers of a window. */
 const MARKERS = 40
 
-const marker = (hidden: number): string => `[… ${hidden.toLocaleString("en-US")} more]`
+const COUNT = new Intl.NumberFormat("en-US")
+const marker = (hidden: number): string => `[… ${COUNT.format(hidden)} more]`
 
 /** The line, as a window when it does not fit in `space` columns. */
 const shown = (line: LineEditor.Line, space: number) => {
@@ -48,7 +52,7 @@ const shown = (line: LineEditor.Line, space: number) => {
 
 export const ansi = (drawn: Drawn | undefined, frame: Frame): { readonly text: string; readonly drawn: Drawn } => {
   const cols = Math.max(1, frame.columns)
-  const space = Math.max(10, cols * Math.max(1, frame.rows - 2) - frame.promptWidth - MARKERS)
+  const space = Math.max(10, cols * Math.max(1, Math.min(frame.rows - 2, WINDOW_ROWS)) - frame.promptWidth - MARKERS)
   const { text: line, cursorColumn, atEnd } = shown(frame.line, space)
   const total = frame.promptWidth + Width.width(line)
   const at = frame.promptWidth + cursorColumn

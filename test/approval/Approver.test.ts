@@ -77,7 +77,7 @@ describe("Approver", () => {
     Effect.gen(function*() {
       const { decisions, screen } = yield* decideThenRead(["yes"], 1)
       expect(decisions).toEqual([true])
-      expect(screen).toContain("[Tool: bash]\nCommand: \"go version\"\nEnvironment: HOME=/home/u\n             PATH=/usr/bin\n" + PROMPT)
+      expect(screen).toContain("[Tool: bash]\nCommand: \"go version\"\nEnvironment: HOME=/home/u  PATH=/usr/bin\n" + PROMPT)
     }))
 
   it.scopedLive("a denial says why under the prompt", () =>

@@ -63,8 +63,8 @@ describe("a bash tool turn in a terminal", () => {
       // An empty `Assistant>` (the response was only a tool call), then the approval screen.
       expect(approval).toContain("Assistant>\n[Tool: bash]\nCommand: \"echo go1.27.1-marker\"\n")
       expect(approval).toContain(`\nDirectory: ${box.cwd}\n`)
-      expect(approval).toContain(`\nEnvironment: PATH=/usr/local/bin:/usr/bin:/bin\n             HOME=${box.home}\n`)
-      expect(approval).toContain(`\n             PWD=${box.cwd}\n`)
+      expect(approval).toContain(`\nEnvironment: PATH=/usr/local/bin:/usr/bin:/bin  HOME=${box.home}  `)
+      expect(approval).toContain(`  PWD=${box.cwd}\n`)
       expect(approval).toMatch(/^Timeout: 30 s$/m)
       expect(approval).toMatch(/^Output limit: 64 KiB\b/m)
       expect(approval).toMatch(/^Permissions: .*account's permissions/m)

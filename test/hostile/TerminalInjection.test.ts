@@ -93,18 +93,18 @@ const approvalScreen = (tool: Effect.Effect.Success<typeof makeTool>, command: s
   expect(prepared.operation.command).toBe(command)
   expect(lines[2]!.startsWith("Directory: ")).toBe(true)
   expect(unescapeValue(lines[2]!.slice("Directory: ".length))).toBe(cwd)
-  // The environment: one entry a line, aligned under the first; a longer line continues
-  // further indented (wrapped after a `:`); a space inside an entry is shown as \x20.
+  // The environment under its label: entries two or more spaces apart, aligned; a long one
+  // continues further indented (wrapped after a `:`); a space inside an entry is shown as \x20.
   expect(lines[3]!.startsWith("Environment: ")).toBe(true)
   const end = lines.findIndex((line) => line.startsWith("Timeout: "))
   const indent = " ".repeat("Environment: ".length)
   const entries: Array<string> = []
   for (const [index, line] of lines.slice(3, end).entries()) {
     const body = index === 0 ? line.slice(indent.length) : line
-    if (index === 0 || (body.startsWith(indent) && body[indent.length] !== " ")) entries.push(body.trimStart())
+    if (index === 0 || (body.startsWith(indent) && body[indent.length] !== " ")) entries.push(...body.trim().split(/ {2,}/))
     else entries[entries.length - 1] += body.trimStart()
   }
-  expect(entries.map(unescapeValue)).toEqual(env.map(([name, value]) => `${name}=${value}`))
+  expect(entries.map(unescapeValue).sort()).toEqual(env.map(([name, value]) => `${name}=${value}`).sort())
   expect(lines.slice(end)).toEqual([
     "Timeout: 30 s",
     "Output limit: 64 KiB (stdout and stderr combined)",
@@ -146,11 +146,11 @@ describe("the approval screen", () => {
       // The directory on its own line, the environment on one, every entry escaped.
       const screen = approvalScreen(tool, "ls")
       expect(screen).toContain("evil\\e[2J\\nDirectory: /home/safe\\u202e\\u200b\n")
-      expect(screen).toContain("\n             HOME=/home/\\e]52;c;cm0gLXJmIH4=\\x07me\\e]8;;https://evil.example\\e\\\\\n")
-      expect(screen).toContain("\n             USER=bob\\r\\e[2KUSER=root\n")
-      expect(screen).toContain("\n             LOGNAME=x\\x9b2Jy\\x85\n")
-      expect(screen).toContain("\n             LANG=C.UTF-8\\u2066\\u2069\\u200d\n")
-      expect(screen).toContain("\n             TMPDIR=/tmp/\\u202etxt.exe\\b\\b\\xad\n")
+      expect(screen).toContain(" HOME=/home/\\e]52;c;cm0gLXJmIH4=\\x07me\\e]8;;https://evil.example\\e\\\\")
+      expect(screen).toContain(" USER=bob\\r\\e[2KUSER=root ")
+      expect(screen).toContain(" LOGNAME=x\\x9b2Jy\\x85")
+      expect(screen).toContain(" LANG=C.UTF-8\\u2066\\u2069\\u200d")
+      expect(screen).toContain(" TMPDIR=/tmp/\\u202etxt.exe\\b\\b\\xad")
       expect(screen).toContain("/opt/\\u{e0041}\\u{e0042}\n")
     }))
 

@@ -13,10 +13,12 @@
 //
 // The promises (1 MiB in well under a second; Ctrl+C within 100 ms) are shown
 // here, not asserted by a test: tests must pass on a loaded machine.
+import { Buffer } from "node:buffer"
 import { spawn } from "node:child_process"
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { setTimeout as sleep } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
 import * as Effect from "effect/Effect"
 import * as Scope from "effect/Scope"
@@ -33,7 +35,6 @@ const RUNS = Number(process.env["RUNS"] ?? 5)
 
 const now = () => Number(process.hrtime.bigint()) / 1e6
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** A loopback model answering every request with `reply()`; `requests` logs arrival times and bodies. */
 const startServer = async (reply) => {

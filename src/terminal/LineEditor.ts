@@ -251,6 +251,9 @@ export const press = (editor: Editor, input: Exclude<Input, { readonly _tag: "St
   return same(editor)
 }
 
+/** Columns a drawn string takes (kept here too for the modules that measure with it). */
+export const width = Width.width
+
 /** One code point as the editor draws it: a newline as `↵`, a tab as `⇥`, anything unsafe escaped. */
 export const shown = (ch: string): string => (ch === "\n" ? "↵" : ch === "\t" ? "⇥" : Escape.forDisplay(ch))
 

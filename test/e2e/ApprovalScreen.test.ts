@@ -101,7 +101,7 @@ describe("the approval screen in a terminal", () => {
       ].join(":")
       const server = yield* scriptedServer([ResponsesServer.toolCallResponse([bashCall("c1", "ls")]), ResponsesServer.textResponse("Not run.")])
       const env = { ...environment(box, server.url), PATH, USER: "alice", LOGNAME: "alice", TMPDIR: "/tmp" }
-      const mino = yield* Pty.spawn({ argv: [process.execPath, BIN], env, cwd: project, size: [24, 80] })
+      const mino = yield* Pty.spawn({ argv: [process.execPath, BIN], env, cwd: project, rows: 24, columns: 80 })
       yield* mino.waitFor("You> ")
       yield* mino.write("list the files\r")
       const approval = yield* mino.waitFor(PROMPT)

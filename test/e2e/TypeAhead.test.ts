@@ -73,8 +73,8 @@ const typeWhileHeld = (mino: Pty.Pty, shownBefore: number) =>
 const run = (offset: Offset) =>
   Effect.scoped(Effect.gen(function*() {
     const box = yield* sandbox
-    let mino: Pty.Pty | undefined
-    let shownBefore = 0
+    // Known to the server's script once Mino has started.
+    const started: { mino?: Pty.Pty } = {}
     let lastByte = 0
     let kind: Class | undefined
     const reply = ResponsesServer.toolCallResponse([bashCall("c1", "touch approved-marker")], {
@@ -83,19 +83,18 @@ const run = (offset: Offset) =>
     // Just before the last event (the completed response, holding the reasoning item once more).
     const beforeLast = Effect.gen(function*() {
       lastByte = Date.now()
-      if (mino === undefined) return
-      if (offset.from === "stopped") {
-        yield* mino.kill("SIGSTOP")
-        yield* stopped(mino.pid)
+      if (started.mino !== undefined && offset.from === "stopped") {
+        yield* started.mino.kill("SIGSTOP")
+        yield* stopped(started.mino.pid)
       }
     })
     const server = yield* scriptedServer([
       [...reply.slice(0, -1), { wait: beforeLast }, ...reply.slice(-1)],
       ResponsesServer.textResponse("Not run.")
     ])
-    const ready = yield* startReady(box, server.url)
-    mino = ready.mino
-    shownBefore = (yield* mino.screen).length
+    const { mino } = yield* startReady(box, server.url)
+    started.mino = mino
+    const shownBefore = (yield* mino.screen).length
     yield* mino.write("make a file\r")
     yield* requestsReceived(server, 1)
     while (lastByte === 0) yield* Effect.sleep("5 millis")

@@ -14,6 +14,7 @@ import * as Option from "effect/Option"
 import * as InputGate from "../../src/terminal/InputGate.js"
 import type { Input } from "../../src/terminal/KeyDecoder.js"
 import * as LineEditor from "../../src/terminal/LineEditor.js"
+import { Secrets } from "../../src/security/Secrets.js"
 import { Terminal } from "../../src/terminal/Terminal.js"
 
 const text = (value: string): Input => ({ _tag: "Text", text: value })
@@ -65,7 +66,9 @@ const keysTerminal = Effect.gen(function*() {
   const output = new PassThrough()
   let written = ""
   output.on("data", (chunk: Buffer) => void (written += chunk.toString("utf8")))
-  const terminal = yield* Terminal.make({ input, output, interactive: true, keys: true, decorated: false, animated: false })
+  const terminal = yield* Terminal.make({ input, output, interactive: true, keys: true, decorated: false, animated: false }).pipe(
+    Effect.provide(Secrets.layerNone)
+  )
   const waitFor = (needle: string) =>
     Effect.gen(function*() {
       while (!written.includes(needle)) yield* Effect.sleep("10 millis")

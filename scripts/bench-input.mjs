@@ -54,8 +54,19 @@ const startServer = async (reply) => {
   return { url: server.url, requests, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }
 
-/** `mino` in a pseudo-terminal: its screen, typing, driver commands, and its exit. */
-const startMino = (url) => {
+/**
+ * The floor for a paste: a bare Node program in the same pseudo-terminal, in raw
+ * mode, that only reads its input and prints the marker once it has seen it.
+ */
+const FLOOR_PROGRAM = [
+  "process.stdin.setRawMode(true)",
+  "let seen = ''",
+  "process.stdout.write('You> ')",
+  "process.stdin.on('data', (chunk) => { seen = (seen + chunk.toString('latin1')).slice(-32); if (seen.includes('END-OF-PASTE')) { process.stdout.write('END-OF-PASTE'); process.exit(0) } })"
+].join(";")
+
+/** `mino` (or `argv`) in a pseudo-terminal: its screen, typing, driver commands, and its exit. */
+const startMino = (url, argv = [process.execPath, BIN]) => {
   const root = realpathSync(mkdtempSync(join(tmpdir(), "mino-bench-input-")))
   mkdirSync(join(root, "home"))
   mkdirSync(join(root, "work"))
@@ -68,7 +79,7 @@ const startMino = (url) => {
     OPENAI_API_KEY: "sk-bench",
     OPENAI_BASE_URL: url
   }
-  const spec = JSON.stringify({ argv: [process.execPath, BIN], env, cwd: join(root, "work") })
+  const spec = JSON.stringify({ argv, env, cwd: join(root, "work") })
   const child = spawn("python3", [DRIVER, spec], { stdio: ["pipe", "pipe", "pipe", "pipe"] })
   let screen = ""
   let control = ""
@@ -145,7 +156,26 @@ const pasteText = (size) => {
   return parts.join("") + "END-OF-PASTE"
 }
 
+/** From the first byte of a paste until the program has all of it: Mino, or the bare reader. */
+const pasteRead = async (size, argv) => {
+  const server = await startServer(() => ResponsesServer.textResponse("Got it."))
+  const mino = startMino(server.url, argv)
+  try {
+    await mino.waitFor("You> ")
+    await sleep(100)
+    const from = mino.screen.length
+    const started = now()
+    mino.write(`${PASTE_START}${pasteText(size)}${PASTE_END}`)
+    return (await mino.waitFor("END-OF-PASTE", from)) - started
+  } finally {
+    await mino.close()
+    await server.close()
+  }
+}
+
 const paste = async (size) => {
+  const floors = []
+  for (let run = 0; run < RUNS; run++) floors.push(await pasteRead(size, [process.execPath, "-e", FLOOR_PROGRAM]))
   const reads = []
   const asks = []
   for (let run = 0; run < RUNS; run++) {
@@ -173,7 +203,8 @@ const paste = async (size) => {
     }
   }
   return [
-    `paste ${size / 1024} KiB: all of it read and drawn in ${median(reads).toFixed(0)} ms (runs: ${reads.map((v) => v.toFixed(0)).join(", ")})`,
+    `paste ${size / 1024} KiB: all of it read and drawn in ${median(reads).toFixed(0)} ms (runs: ${reads.map((v) => v.toFixed(0)).join(", ")}); ` +
+    `a bare raw-mode reader in the same terminal: ${median(floors).toFixed(0)} ms (${(median(reads) / median(floors)).toFixed(2)}×)`,
     `  then Enter until the model has the question: ${median(asks).toFixed(0)} ms`
   ]
 }

@@ -173,9 +173,12 @@ export const decode = (
 ): { readonly decoder: Decoder; readonly inputs: ReadonlyArray<Input> } => {
   const inputs: Array<Input> = []
   let pasted = ""
+  // A paste that begins here is reported even when empty: a line it touched is a pasted line.
+  let opened = false
   const flushPaste = () => {
-    if (pasted.length > 0) inputs.push({ _tag: "Paste", text: pasted })
+    if (pasted.length > 0 || opened) inputs.push({ _tag: "Paste", text: pasted })
     pasted = ""
+    opened = false
   }
   const paste = (segment: string) => {
     const text = segment.replace(/\r\n?/g, "\n")
@@ -225,7 +228,10 @@ export const decode = (
         break
       }
       // Inside a paste a marker changes the mode and any other sequence is dropped, never a key.
-      if (found.paste === "start") mode = "paste"
+      if (found.paste === "start") {
+        mode = "paste"
+        opened = true
+      }
       else if (found.paste === "end") mode = "after"
       at = escape + found.length
       continue
@@ -254,6 +260,7 @@ export const decode = (
     if (found.paste !== undefined) {
       mode = found.paste === "start" ? "paste" : "after"
       pastedAt = now
+      opened = true
     } else if (found.input !== undefined) push(found.input)
     at += found.length
   }

@@ -70,6 +70,10 @@ describe("KeyDecoder", () => {
     ])
   })
 
+  it("an empty paste is still a paste, so a line it touched counts as pasted", () => {
+    expect(once(`${PASTE_START}${PASTE_END}`)).toEqual([{ _tag: "Paste", text: "" }])
+  })
+
   it("an end marker inside the paste ends nothing: the rest of the chunk, CR included, is pasted", () => {
     const inputs = once(`${PASTE_START}echo safe${PASTE_END}touch PWNED\r${PASTE_END}`)
     expect(inputs).toEqual([{ _tag: "Paste", text: "echo safetouch PWNED\n" }])

@@ -39,6 +39,8 @@ describe("LineEditor", () => {
     expect(type([text("hi"), key("enter")]).last).toEqual({ _tag: "Submit", text: "hi", pasted: false })
     const pasted = type([paste("a\n\tb"), key("enter")])
     expect(pasted.last).toEqual({ _tag: "Submit", text: "a\n\tb", pasted: true })
+    // An empty paste, then typing: the line was still pasted into.
+    expect(type([paste(""), text("y"), key("enter")]).last).toEqual({ _tag: "Submit", text: "y", pasted: true })
   })
 
   it("↑ and ↓ walk the history and come back to the draft", () => {

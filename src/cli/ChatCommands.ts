@@ -44,7 +44,7 @@ export const HELP_TEXT = `Commands (a line that starts with / is never sent to t
 
 Keys at You>:
   Enter                  send the question
-  a paste                one question, newlines included (shown as ↵)
+  a paste                text, newlines kept (shown as ↵); Enter sends it
   ← → Home End           move (also Ctrl+B Ctrl+F Ctrl+A Ctrl+E)
   Backspace Delete       delete before / at the cursor
   Ctrl+U Ctrl+K Ctrl+W   delete to the start, to the end, the word before
@@ -52,8 +52,9 @@ Keys at You>:
   Ctrl+D                 at an empty line: exit
   Ctrl+C                 cancel the turn (a running command is stopped), exit
 
-At "Approve this operation? [y/N]": only y or yes approves; anything else, or
-Enter alone, denies; Ctrl+D ends the turn without asking the model again.
+At "Approve this operation? [y/N]": only y or yes approves, typed once the
+prompt shows (what was typed before it is ignored); anything else, Enter alone,
+or a pasted answer denies; Ctrl+D ends the turn without asking the model again.
 
 Outside the chat: "mino log" shows this conversation, "mino --help" the options.
 `

@@ -211,7 +211,9 @@ export const killGroup = (pgid: number): void => {
 }
 
 /**
- * Asks `question`, approves the call it brings, and waits until the command's
+ * Asks `question`, approves the call it brings (once the prompt is shown, which
+ * is after Mino's approval guard: an answer typed earlier would be discarded, as
+ * a person's would), and waits until the command's
  * process group has `members` live processes. The command must write `$$` to
  * `bash.pid` (bash leads its own group, so that names the group); the group is
  * killed when the test's scope closes, whatever happened.

@@ -31,6 +31,7 @@ import * as ResponsesServer from "../src/model/ResponsesServer.js"
 import { Secrets } from "../src/security/Secrets.js"
 import { SessionStore } from "../src/session/SessionStore.js"
 import { BashRunner, DEFAULT_OUTPUT_LIMIT_BYTES, DEFAULT_TIMEOUT_MS } from "../src/tools/bash/BashRunner.js"
+import * as Launch from "../src/tools/bash/Launch.js"
 
 const now = (): number => performance.now()
 /** CPU time of this process so far (user + system), in ms. */
@@ -358,7 +359,26 @@ const overflow = (options: typeof OverflowOptions.Type) =>
       yes.push(a.ms)
       head.push(b.ms)
     }
-    return { yes: median(yes), head: median(head), truncated }
+    // What the gate (arm before run) adds to a start: `true` through Launch, released at once, vs bash spawned bare.
+    const closed = (child: ChildProcess) => new Promise<void>((resolve) => child.on("close", () => resolve()))
+    const env = { PATH: process.env["PATH"] ?? "/usr/bin:/bin" }
+    const bare: Array<number> = []
+    const gated: Array<number> = []
+    for (let i = -2; i < options.runs * 2; i++) {
+      let started = now()
+      yield* Effect.promise(() =>
+        closed(spawn("/bin/bash", ["--noprofile", "--norc", "-c", "true"], { cwd, env, stdio: ["ignore", "pipe", "pipe"], detached: true }))
+      )
+      const bareMs = now() - started
+      started = now()
+      const launched = Launch.launch({ command: "true", cwd, env })
+      launched.release()
+      yield* Effect.promise(() => closed(launched.child))
+      if (i < 0) continue
+      bare.push(bareMs)
+      gated.push(now() - started)
+    }
+    return { yes: median(yes), head: median(head), truncated, bareSpawn: median(bare), gatedSpawn: median(gated) }
   }).pipe(Effect.provide(BashRunner.layer), Effect.provide(Secrets.layerNone))
 
 // ---------------------------------------------------------------------------

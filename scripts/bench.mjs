@@ -12,7 +12,8 @@
 //   restore   opening a ~100,000-record, ~50 MB session with SessionStore  vs  readFileSync +
 //             split + JSON.parse; and its peak memory as a multiple of the file size
 //   overflow  BashRunner killing `yes` at the 64 KiB output limit  vs  BashRunner
-//             running `head -c 65536 /dev/zero`
+//             running `head -c 65536 /dev/zero`; and what the gate that holds a command until
+//             the lifeline has armed it adds to its start
 //
 // start runs the built CLI (npm run build); the others bundle scripts/bench-program.ts
 // from src into a temporary directory, so they need no build.
@@ -417,7 +418,9 @@ const overflow = async () => {
   const result = await runProgram("overflow", { dir: SCRATCH, runs: 15 })
   if (!result.truncated) throw new Error("`yes` was not stopped at the output limit")
   return [
-    row("d) overflow stop: `yes` to 64 KiB", ms(result.yes), `head -c 65536 ${ms(result.head)}`, result.yes / result.head, GOALS.overflow)
+    row("d) overflow stop: `yes` to 64 KiB", ms(result.yes), `head -c 65536 ${ms(result.head)}`, result.yes / result.head, GOALS.overflow,
+      `a command's start through its gate (held until armed): ${ms(result.gatedSpawn)} for \`true\`, bash spawned bare ${ms(result.bareSpawn)}: ` +
+        `the gate adds ${ms(result.gatedSpawn - result.bareSpawn)}`)
   ]
 }
 

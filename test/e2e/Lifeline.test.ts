@@ -15,6 +15,7 @@ import {
   exitsWith,
   groupMembers,
   type Json,
+  killGroup,
   recordSummary,
   requestsReceived,
   type Sandbox,
@@ -25,20 +26,79 @@ import {
 } from "../support/MinoProcess.js"
 import type * as Pty from "../support/Pty.js"
 
-/** Asks for the command, approves it, and waits until its group has `members` live processes. */
-const runApproved = (box: Sandbox, mino: Pty.Pty, members: number) =>
-  Effect.gen(function*() {
-    const group = yield* approvedGroup(box, mino, "Run it.", members)
-    // Mino arms the lifeline in the same tick as the spawn, but the command can get this far while
-    // Mino's thread waits for a core on a loaded machine: give it a moment (the README's known gap).
-    yield* Effect.sleep("1 second")
-    return group
+/** Asks for the command, approves it, and waits until its group has `members` live processes (armed: it runs only once armed). */
+const runApproved = (box: Sandbox, mino: Pty.Pty, members: number) => approvedGroup(box, mino, "Run it.", members)
+
+/** Live processes whose working directory is `dir`: the commands a Mino started there (Mino itself excluded). */
+const processesIn = (dir: string, except: number): ReadonlyArray<number> =>
+  fs.readdirSync("/proc").filter((name) => /^\d+$/.test(name) && Number(name) !== except).flatMap((name) => {
+    try {
+      if (fs.readlinkSync(`/proc/${name}/cwd`) !== dir) return []
+      const stat = fs.readFileSync(`/proc/${name}/stat`, "utf8")
+      return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z") ? [] : [Number(name)]
+    } catch {
+      return [] // it exited while we looked, or is not ours to read
+    }
   })
+
+/** Whether a process has ended (gone, or a zombie awaiting its parent). */
+const ended = (pid: number): boolean => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")
+  } catch {
+    return true
+  }
+}
+
+/**
+ * One Mino whose approved command's first act is `kill -9 $PPID`: the time from
+ * Mino's death to the moment no process of the command is left (0 when they were
+ * gone before Mino's death was seen), polled every 5 ms, at most `boundMs`.
+ */
+const killsItsMino = (boundMs: number) =>
+  Effect.gen(function*() {
+    const box = yield* sandbox
+    const server = yield* scriptedServer([
+      ResponsesServer.toolCallResponse([bashCall("call_ppid_first", "kill -9 $PPID; sleep 40 & sleep 40; date > late.txt")])
+    ])
+    const { mino } = yield* startReady(box, server.url)
+    yield* Effect.addFinalizer(() => Effect.sync(() => processesIn(box.cwd, mino.pid).forEach((pid) => killGroup(pid))))
+    yield* mino.write("Run it.\n")
+    yield* mino.waitFor("Approve this operation? [y/N] ")
+    yield* mino.write("y\n")
+    const died = yield* eventually("mino to die", 30_000, Effect.sync(() => ended(mino.pid) ? performance.now() : undefined))
+    const gone = yield* eventually(`the command's processes in ${box.cwd} to be gone`, boundMs, Effect.sync(() =>
+      processesIn(box.cwd, mino.pid).length === 0 ? performance.now() : undefined))
+    yield* exitsWith(mino, { code: null, signal: "SIGKILL" }, 10_000)
+    return { gapMs: Math.max(0, gone - died), late: fs.existsSync(path.join(box.cwd, "late.txt")) }
+  }).pipe(Effect.scoped)
 
 const gone = (group: number, withinMs: number) =>
   eventually(`process group ${group} to be gone`, withinMs, Effect.sync(() => groupMembers(group).length === 0 || undefined))
 
 describe("the lifeline", () => {
+  it.live("`kill -9 $PPID` as a command's first act, in 4 Minos at once, 3 times: every group is gone with its Mino", () =>
+    Effect.gen(function*() {
+      const [parallel, rounds] = [4, 3]
+      const gaps: Array<number> = []
+      for (let round = 0; round < rounds; round++) {
+        // An unarmed group would live 40 s; an armed one is killed the moment Mino's pipe closes.
+        const outcomes = yield* Effect.all(Array.from({ length: parallel }, () => killsItsMino(10_000)), { concurrency: "unbounded" })
+        for (const outcome of outcomes) {
+          expect(outcome.late).toBe(false)
+          gaps.push(outcome.gapMs)
+        }
+      }
+      const sorted = [...gaps].sort((a, b) => a - b)
+      console.log(
+        `kill -9 $PPID: ${gaps.length} runs (${parallel} Minos at once, ${rounds} rounds); group gone after Mino's death: ` +
+          `median ${sorted[Math.floor(sorted.length / 2)]?.toFixed(1)} ms, max ${sorted.at(-1)?.toFixed(1)} ms (the promise: within 1 s)`
+      )
+      expect(gaps).toHaveLength(parallel * rounds)
+    }), 240_000)
+
+
   it.scopedLive("SIGKILL mino during `sleep 45 & sleep 45`: both sleeps are killed with it", () =>
     Effect.gen(function*() {
       const box = yield* sandbox

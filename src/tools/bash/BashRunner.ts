@@ -1,7 +1,8 @@
 /**
  * Runs one approved command: `/bin/bash --noprofile --norc -c <command>` in its
  * own process group, with exactly the given environment, stdin from /dev/null,
- * and stdout and stderr captured into one bounded buffer.
+ * and stdout and stderr captured into one bounded buffer. It starts held at a
+ * gate (`Launch`) and runs only once the `Lifeline` holds its deadline.
  *
  * Built on `child_process.spawn` rather than `@effect/platform`'s Command, which
  * stops a child without SIGKILL, waits for it without limit and leaves its
@@ -26,7 +27,7 @@
  * A descendant that leaves the group (`setsid`) can still escape; only the
  * wait for its output is bounded.
  */
-import { spawn, type ChildProcess } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import * as fs from "node:fs"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
@@ -37,6 +38,7 @@ import type * as Scope from "effect/Scope"
 import { Secrets, type SecretsShape } from "../../security/Secrets.js"
 import type { Cancellation } from "../Tool.js"
 import type { ToolResult } from "../ToolResult.js"
+import * as Launch from "./Launch.js"
 import * as Lifeline from "./Lifeline.js"
 
 /** Exactly what runs: the command and every input it runs with. */
@@ -228,14 +230,10 @@ const start = (
   }
 
   lifeline.ready()
+  let launched: Launch.Launched
   try {
-    child = spawn("/bin/bash", ["--noprofile", "--norc", "-c", operation.command], {
-      cwd: operation.cwd,
-      env: { ...operation.env },
-      stdio: ["ignore", "pipe", "pipe"],
-      // A new process group (and session) led by bash, so one signal reaches all of it.
-      detached: true
-    })
+    launched = Launch.launch(operation)
+    child = launched.child
   } catch (error) {
     // Invalid arguments (a NUL in the environment, say) throw instead of emitting "error".
     settle(spawnFailure(operation, error))
@@ -245,8 +243,16 @@ const start = (
 
   // Without a pid the spawn failed; "error" follows on the next tick.
   const pid = child.pid
-  // At once, in the same tick as the spawn: from here the group's bounds survive Mino.
-  if (pid !== undefined) lifeline.arm(pid, operation.timeoutMs)
+  // The command waits at its gate until the watcher holds its deadline: from its
+  // first instruction on, the group's bounds survive Mino.
+  if (pid !== undefined) {
+    lifeline.arm(pid, operation.timeoutMs, (armed) => {
+      if (armed) return launched.release()
+      launched.abandon()
+      killGroup(pid)
+      settle({ status: "failed", output: "Could not start the command: the lifeline watcher that bounds it could not be started, so it was not run." })
+    })
+  }
 
   const onData = (chunk: Buffer): void => {
     if (truncated || stopped) return

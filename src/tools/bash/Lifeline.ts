@@ -11,19 +11,18 @@
  * holds the write end of its stdin, a pipe nothing else holds, and writes one line
  * per event:
  *
- *   arm <pgid> <timeout ms>     right after a command's group is spawned
+ *   arm <pgid> <timeout ms>     once a command's group is spawned, before it may run
  *   disarm <pgid>               once bash has exited and its group is killed
  *
  * The watcher SIGKILLs an armed group at its deadline, and every armed group as
  * soon as the pipe reaches end of file, which the kernel delivers the moment Mino
  * is gone, however it ended. The cost per command is two short writes.
  *
- * The watcher is made ready before the command is spawned, so that only one
- * write separates the spawn from its `arm`. Remaining gap: a SIGKILL or SIGSTOP
- * landing between `spawn` returning and that write (microseconds) leaves that one
- * command unwatched (or, for SIGSTOP, armed only when Mino resumes). A command
- * that kills the watcher itself (it runs with the same uid) also removes the
- * lifeline.
+ * A command is armed before it runs: `Launch` holds it at a gate until `arm`'s
+ * line is in the watcher's pipe (`arm` reports when), so no gap is left between
+ * a command's first instruction and its deadline. A command that kills the
+ * watcher itself (it runs with the same uid) removes the lifeline; the next `arm`
+ * starts another watcher.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as Effect from "effect/Effect"
@@ -68,8 +67,12 @@ done
 export interface Lifeline {
   /** Starts the watcher if it is not running: call before spawning, so `arm` is only a write. */
   readonly ready: () => void
-  /** Hands the group's deadline to the watcher; call right after spawning. */
-  readonly arm: (pgid: number, timeoutMs: number) => void
+  /**
+   * Hands the group's deadline to the watcher; `armed(true)` once the line is in
+   * the watcher's pipe (from then on it holds the deadline, Mino alive or not),
+   * `armed(false)` when no watcher could take it.
+   */
+  readonly arm: (pgid: number, timeoutMs: number, armed: (ok: boolean) => void) => void
   /** The group is gone: forget it, so a reused id is never signalled. */
   readonly disarm: (pgid: number) => void
 }
@@ -84,7 +87,7 @@ export const make: Effect.Effect<Lifeline, never, Scope.Scope> = Effect.map(
   Effect.acquireRelease(Effect.sync(() => new Watcher()), (watcher) => Effect.sync(() => watcher.close())),
   (watcher): Lifeline => ({
     ready: () => void watcher.stdin(),
-    arm: (pgid, timeoutMs) => watcher.send(`arm ${pgid} ${Math.ceil(timeoutMs)}\n`),
+    arm: (pgid, timeoutMs, armed) => watcher.send(`arm ${pgid} ${Math.ceil(timeoutMs)}\n`, true, armed),
     disarm: (pgid) => watcher.send(`disarm ${pgid}\n`, false)
   })
 )
@@ -92,9 +95,20 @@ export const make: Effect.Effect<Lifeline, never, Scope.Scope> = Effect.map(
 class Watcher {
   private process: ChildProcess | undefined
 
-  send(line: string, start = true): void {
-    // The write reaches the pipe before `send` returns (libuv writes at once when nothing is queued).
-    this.stdin(start)?.write(line)
+  /**
+   * Writes `line`; `done(true)` once it is in the pipe. A watcher that has died
+   * (EPIPE) is replaced, once, when `start` allows it.
+   */
+  send(line: string, start: boolean, done: (ok: boolean) => void = () => {}, retry = true): void {
+    const current = this.process
+    const stdin = this.stdin(start)
+    if (stdin === undefined) return done(false)
+    stdin.write(line, (error) => {
+      if (error === undefined || error === null) return done(true)
+      if (this.process === current) this.process = undefined
+      if (retry && start) this.send(line, start, done, false)
+      else done(false)
+    })
   }
 
   close(): void {

@@ -9,6 +9,11 @@
  * lends it: the lock belongs to that shared open file, stays after the helper
  * exits, and the kernel drops it when this process's descriptor closes — on exit,
  * crash or SIGKILL. `flock` is atomic: of two simultaneous starts exactly one wins.
+ *
+ * The helper is never looked up through `PATH` (a relative entry such as
+ * `node_modules/.bin` would let a repository ship its own `flock`, run before any
+ * prompt): it is run by absolute path, from the first of a fixed list of system
+ * directories that holds it, with an empty environment (never the key) in `/`.
  */
 import { spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
@@ -24,6 +29,20 @@ export class LockUnavailable extends Data.TaggedError("LockUnavailable")<{ reado
 /** `flock`'s exit code when the lock is held elsewhere (its `-E` option). */
 const CONFLICT = 75
 
+/** Where util-linux installs `flock`, in the order they are tried; nothing else is. */
+export const FLOCK_PATHS = ["/usr/bin/flock", "/bin/flock", "/usr/sbin/flock", "/sbin/flock"] as const
+
+/** The first of `FLOCK_PATHS` that is an executable regular file. */
+const flockProgram = (): string | undefined =>
+  FLOCK_PATHS.find((path) => {
+    try {
+      Fs.accessSync(path, Fs.constants.X_OK)
+      return Fs.statSync(path).isFile()
+    } catch {
+      return false
+    }
+  })
+
 /** Takes the lock on `path` (created 0600 if missing) for the scope, or fails at once. */
 export const acquire = (path: string): Effect.Effect<void, LockBusy | LockUnavailable, Scope.Scope> =>
   Effect.acquireRelease(
@@ -31,9 +50,16 @@ export const acquire = (path: string): Effect.Effect<void, LockBusy | LockUnavai
       const opened = SessionDirectory.openRegular(path, Fs.constants.O_RDWR | Fs.constants.O_CREAT)
       if (opened._tag === "Left") return Effect.fail(new LockUnavailable({ path, message: opened.left }))
       const fd = opened.right
-      const helper = spawnSync("flock", ["--nonblock", "--conflict-exit-code", String(CONFLICT), "3"], {
+      const program = flockProgram()
+      if (program === undefined) {
+        Fs.closeSync(fd)
+        return Effect.fail(new LockUnavailable({ path, message: `the util-linux \`flock\` program is not installed (looked for ${FLOCK_PATHS.join(", ")})` }))
+      }
+      const helper = spawnSync(program, ["--nonblock", "--conflict-exit-code", String(CONFLICT), "3"], {
         stdio: ["ignore", "ignore", "pipe", fd],
-        encoding: "utf8"
+        encoding: "utf8",
+        env: {},
+        cwd: "/"
       })
       if (helper.status === 0) return Effect.succeed(fd)
       Fs.closeSync(fd)

@@ -14,6 +14,7 @@ import {
   API_KEY,
   BIN,
   bashCall,
+  bodyOf,
   environment,
   inputOf,
   type Json,
@@ -122,5 +123,27 @@ describe("the API key", () => {
       expect(yield* mino.screen).not.toContain(API_KEY)
       yield* mino.write("\x04")
       yield* mino.exited
+    }), 60_000)
+  it.scopedLive("an AGENTS.md linked to /proc/self/environ, or holding the key: one warning line, and neither is ever sent", () =>
+    Effect.gen(function*() {
+      const variants: ReadonlyArray<readonly [string, (file: string) => void, RegExp]> = [
+        ["a symlink to /proc/self/environ", (file) => fs.symlinkSync("/proc/self/environ", file), /AGENTS\.md is a symbolic link/],
+        ["a file holding the key", (file) => fs.writeFileSync(file, `The deploy key is ${API_KEY}.\n`), /AGENTS\.md contains the API key/]
+      ]
+      for (const [what, make, warning] of variants) {
+        const box = yield* sandbox
+        make(path.join(box.cwd, "AGENTS.md"))
+        const server = yield* scriptedServer([ResponsesServer.textResponse("Hello.")])
+        const mino = yield* Pty.spawn({ argv: [process.execPath, BIN], env: environment(box, server.url), cwd: box.cwd })
+        const opening = yield* mino.waitFor("You> ")
+        yield* mino.write("hi\n")
+        yield* mino.waitFor("Assistant> Hello.")
+        const [request] = yield* requestsReceived(server, 1)
+        const instructions = String(request === undefined ? "" : bodyOf(request)["instructions"])
+        expect({ what, warnings: opening.split("\n").filter((line) => warning.test(line)).length }).toEqual({ what, warnings: 1 })
+        expect({ what, key: instructions.includes(API_KEY), environ: instructions.includes("OPENAI_BASE_URL=") }).toEqual({ what, key: false, environ: false })
+        expect(instructions).not.toContain("Project instructions")
+        expect(fs.readFileSync(sessionFile(box), "utf8")).not.toContain(API_KEY)
+      }
     }), 60_000)
 })

@@ -7,7 +7,8 @@
  * the key from the `Secrets` service): a call whose arguments contain it is
  * refused before approval (what would be shown `[redacted]` must never run with
  * the real key), and every result is redacted here, where it is made, so what is
- * saved, shown and sent is one and the same.
+ * saved, shown and sent is one and the same, and holds at most 65,536 bytes
+ * (`ToolResult.capped`).
  *
  * A tool cannot take Mino down: a defect (a throw) in its Prepare becomes that
  * call's `invalid_arguments` result, and one in its Execute a `failed` result,
@@ -47,7 +48,8 @@ export class ToolRegistry extends Context.Tag("mino/ToolRegistry")<ToolRegistry,
         if (byName.has(tool.definition.name)) return yield* new DuplicateToolName({ name: tool.definition.name })
         byName.set(tool.definition.name, tool)
       }
-      const clean = (result: ToolResult.ToolResult) => ToolResult.redact(result, secrets.redact)
+      // Redacted, then held to 64 KiB with a note if over it: any tool's result is saved and sent within the cap.
+      const clean = (result: ToolResult.ToolResult) => ToolResult.capped(ToolResult.redact(result, secrets.redact), secrets.redactCut)
       const prepare = (name: string, rawArguments: string): Effect.Effect<PreparedCall, Rejection> => {
         const tool = byName.get(name)
         if (tool === undefined) {

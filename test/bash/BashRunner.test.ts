@@ -155,8 +155,10 @@ describe("BashRunner", () => {
       const exact = yield* run(operation("printf 0123456789", { outputLimitBytes: 10 }))
       expect(exact).toEqual({ status: "completed", output: "0123456789", exit_code: 0 })
       const over = yield* run(operation("printf 0123456789A", { outputLimitBytes: 10 }))
-      expect(over.output).toBe("0123456789")
+      // Even when bash exits by itself, a capture cut at the limit says what was dropped.
+      expect(over.output).toBe("0123456789\n[output limit of 10 bytes reached; process group killed; the first 10 bytes of the output are shown, the rest was dropped]")
       expect(over.truncated).toBe(true)
+      expect(over.exit_code).toBe(0)
     })
   )
 
@@ -167,14 +169,73 @@ describe("BashRunner", () => {
       expect(result.status).toBe("failed")
       expect(result.exit_code).toBeUndefined()
       expect(result.signal).toBe("SIGKILL")
-      // The first 64 KiB as captured, then a note that says the group was killed.
-      const note = "[output limit of 64 KiB reached; process group killed]"
-      const captured = result.output.slice(0, 65_536) // `yes` writes ASCII: one byte a character
-      expect(result.output.slice(65_536)).toBe(captured.endsWith("\n") ? note : `\n${note}`)
+      // The start of the capture, then a note that says the group was killed and what was dropped,
+      // all within 65,536 bytes: what is saved and sent is what is capped.
+      const shown = /\[output limit of 64 KiB reached; process group killed; the first ([\d,]+) bytes of the output are shown, the rest was dropped\]$/.exec(result.output)
+      expect(shown).not.toBeNull()
+      const kept = Number(shown?.[1]?.replaceAll(",", ""))
+      expect(Buffer.byteLength(result.output)).toBeLessThanOrEqual(65_536)
+      expect(kept).toBeGreaterThan(65_000)
+      expect(result.output.slice(0, kept)).toMatch(/^\d+\n(y\n)+y?$/)
       expect(result.output.split("\n")[1]).toBe("y")
       expect(elapsedMs).toBeLessThan(5_000)
       const pgid = firstLinePid(result.output)
       expect(yield* eventually(() => groupIsGone(pgid))).toBe(true)
+    })
+  )
+
+  it.live("undecodable output (head -c 70000 /dev/urandom) is counted as sent: at most 65,536 bytes with its note, 5 runs", () =>
+    Effect.gen(function* () {
+      for (let i = 0; i < 5; i++) {
+        const result = yield* run(operation("head -c 70000 /dev/urandom"))
+        const bytes = Buffer.byteLength(result.output)
+        expect(result.truncated).toBe(true)
+        // Each undecodable byte became U+FFFD, three bytes: 64 KiB of random bytes decode to far more.
+        expect(bytes).toBeLessThanOrEqual(65_536)
+        expect(bytes).toBeGreaterThan(65_000)
+        expect(result.output).toMatch(/; the first [\d,]+ bytes of the output are shown, the rest was dropped\]$/)
+        expect(Buffer.from(result.output, "utf8").toString("utf8")).toBe(result.output)
+      }
+    })
+  )
+
+  it.live("undecodable output under the capture limit that decodes past 64 KiB is cut to fit, saying so", () =>
+    Effect.gen(function* () {
+      const result = yield* run(operation("head -c 40000 /dev/urandom"))
+      expect(result.status).toBe("completed")
+      expect(result.truncated).toBeUndefined()
+      expect(Buffer.byteLength(result.output)).toBeLessThanOrEqual(65_536)
+      expect(result.output).toMatch(/\[the first [\d,]+ of its [\d,]+ bytes are shown, the rest was dropped to fit 65,536 bytes\]$/)
+    })
+  )
+
+  it.live("multi-byte output cut at the limit never ends in a broken character, whichever byte the limit falls on (4 characters x 4 offsets)", () =>
+    Effect.gen(function* () {
+      for (const char of ["é", "€", "😀", "a"]) {
+        for (let pad = 0; pad < 4; pad++) {
+          const result = yield* run(operation(`printf '%${pad}s' ''; yes '${char}${char}${char}' | tr -d '\\n'`))
+          const body = result.output.slice(0, result.output.lastIndexOf("\n[output limit"))
+          expect({ char, pad, bytes: Buffer.byteLength(result.output) <= 65_536 }).toEqual({ char, pad, bytes: true })
+          expect({ char, pad, fffd: body.includes("\ufffd") }).toEqual({ char, pad, fffd: false })
+          expect(body).toBe(" ".repeat(pad) + char.repeat([...body].length - pad))
+        }
+      }
+    })
+  )
+
+  it.live("a capture limit that falls inside the key redacts what is left of it, at every offset", () =>
+    Effect.gen(function* () {
+      const key = "sk-runner-cut-0123456789abcdef"
+      fs.writeFileSync(path.join(dir, "key.txt"), key)
+      for (let before = 0; before <= key.length; before++) {
+        // The limit falls `before` characters into the key (the command reads it: it never holds it).
+        const result = yield* Effect.scoped(Effect.flatMap(BashRunner, (runner) =>
+          runner.run(operation(`printf 'log: '; cat key.txt; yes`, { outputLimitBytes: 5 + before }))
+        )).pipe(Effect.provide(BashRunner.layer), Effect.provide(Secrets.Secrets.layer(key)))
+        const body = result.output.slice(0, result.output.indexOf("\n[output limit"))
+        const expected = before >= Secrets.MIN_PREFIX ? "log: [redacted]" : `log: ${key.slice(0, before)}`
+        expect({ before, body }).toEqual({ before, body: expected })
+      }
     })
   )
 

@@ -146,4 +146,22 @@ describe("the API key", () => {
         expect(fs.readFileSync(sessionFile(box), "utf8")).not.toContain(API_KEY)
       }
     }), 60_000)
+  it.scopedLive("a key too short to redact (a local server's `ollama`) is still sent, and Mino says once, at start, that it cannot be redacted", () =>
+    Effect.gen(function*() {
+      const box = yield* sandbox
+      const server = yield* scriptedServer([ResponsesServer.textResponse("Hi."), ResponsesServer.textResponse("Again.")])
+      const mino = yield* Pty.spawn({ argv: [process.execPath, BIN], env: { ...environment(box, server.url), OPENAI_API_KEY: "ollama" }, cwd: box.cwd })
+      const opening = yield* mino.waitFor("You> ")
+      yield* mino.write("hello\n")
+      yield* mino.waitFor("Assistant> Hi.")
+      yield* mino.write("again\n")
+      yield* mino.waitFor("Assistant> Again.")
+      yield* mino.waitFor("You> ")
+      const [first] = yield* requestsReceived(server, 2)
+      expect(first?.headers["authorization"]).toBe("Bearer ollama")
+      const warning = "the API key is shorter than 8 characters, so Mino cannot tell it from ordinary text and will not redact it"
+      expect(opening.indexOf(warning)).toBeGreaterThanOrEqual(0)
+      expect(opening.indexOf(warning)).toBeLessThan(opening.indexOf("Mino 0."))
+      expect((yield* mino.screen).split(warning).length).toBe(2)
+    }), 60_000)
 })

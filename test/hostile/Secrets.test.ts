@@ -15,9 +15,11 @@ import { Approver } from "../../src/approval/Approver.js"
 import * as Gateway from "../../src/cli/Gateway.js"
 import * as ResponsesServer from "../../src/model/ResponsesServer.js"
 import { Terminal } from "../../src/terminal/Terminal.js"
+import { Agent } from "../../src/agent/Agent.js"
 import { agentLayer, API_KEY, scriptedModel, tempDir } from "../support/Harness.js"
 import * as Screen from "../support/Screen.js"
 import { cutAt, textInPieces } from "./Streams.js"
+import * as SecretsModule from "../../src/security/Secrets.js"
 import { Secrets } from "../../src/security/Secrets.js"
 
 const KEY = API_KEY
@@ -46,6 +48,25 @@ const filesUnder = (dir: string): Array<{ readonly path: string; readonly text: 
       const path = Path.join(entry.parentPath, entry.name)
       return { path, text: Fs.readFileSync(path, "latin1") }
     })
+
+/** One turn running `command` through the Agent with the real bash; the session file, the requests and the output sent. */
+const cutRun = (cwd: string, command: string) =>
+  Effect.gen(function*() {
+    const home = tempDir("secrets-cut-home")
+    const server = yield* scriptedModel([
+      ResponsesServer.toolCallResponse([bashCall("cut", command)]),
+      ResponsesServer.textResponse("Done.")
+    ])
+    yield* Effect.scoped(Effect.provide(
+      Effect.flatMap(Agent, (agent) => agent.turn("print it", () => Effect.void)),
+      agentLayer({ home, url: server.url, apiKey: KEY, tools: [], bash: { cwd, parentEnv: { PATH: "/usr/bin:/bin" } } })
+    ))
+    const requests = (yield* server.requests).map((request) => JSON.stringify(request.body))
+    const sent = JSON.parse(requests[1] ?? "{}") as { input?: Array<{ type?: string; output?: string }> }
+    const output = JSON.parse(sent.input?.find((item) => item.type === "function_call_output")?.output ?? "{}") as { output?: string }
+    const file = filesUnder(Path.join(home, ".mino")).map((f) => f.text).join("\n")
+    return { file, requests: requests.join("\n"), output: output.output ?? "" }
+  }).pipe(Effect.scoped)
 
 const bashCall = (callId: string, command: string) => ({ call_id: callId, name: "bash", arguments: JSON.stringify({ command }) })
 
@@ -175,4 +196,28 @@ describe("the API key", () => {
       { numRuns: 500 }
     )
   })
+  it.live("printed across the 64 KiB cut at every offset, no prefix of the key longer than 3 characters reaches the file or any request", () =>
+    Effect.gen(function*() {
+      const cwd = Fs.realpathSync(tempDir("secrets-cut"))
+      // The command reads the key from a file: a call carrying it would be refused before it ran.
+      Fs.writeFileSync(Path.join(cwd, "key.txt"), KEY)
+      const at = (position: number) => `head -c ${position} /dev/zero | tr '\\0' a; cat key.txt; yes`
+      // Two cuts: the capture's at 65,536 bytes, and the one that makes room for the note (found from a first run).
+      const probe = yield* cutRun(cwd, at(0))
+      const fitCut = Number(/the first ([\d,]+) bytes/.exec(probe.output)?.[1]?.replaceAll(",", ""))
+      expect(fitCut).toBeGreaterThan(65_000)
+      const positions = [
+        ...Array.from({ length: KEY.length + 3 }, (_, i) => fitCut - KEY.length - 1 + i),
+        ...Array.from({ length: KEY.length + 3 }, (_, i) => 65_536 - KEY.length - 1 + i)
+      ]
+      const leaks = yield* Effect.forEach(positions, (position) =>
+        Effect.map(cutRun(cwd, at(position)), ({ file, requests, output }) => ({
+          position,
+          // A prefix of MIN_PREFIX (4) characters or more anywhere: in the file, in a request, in what was sent.
+          leaked: [file, requests, output].some((text) => text.includes(KEY.slice(0, SecretsModule.MIN_PREFIX))),
+          fits: Buffer.byteLength(output) <= 65_536
+        })), { concurrency: 4 })
+      console.log(`the key across the cut: ${positions.length} offsets around the note's cut (${fitCut}) and the capture's (65,536)`)
+      expect(leaks.filter((leak) => leak.leaked || !leak.fits)).toEqual([])
+    }), 120_000)
 })

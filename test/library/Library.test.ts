@@ -39,6 +39,35 @@ describe("library entry point", () => {
       expect(types(sessionLines(home))).toEqual(["user_input", "model_response", "tool_start", "tool_result", "model_response", "turn_end"])
     }))
 
+  it.scopedLive("the README's example, given the key once, against an endpoint that echoes it: the key is in no file and no request, and the call carrying it is refused", () =>
+    Effect.gen(function*() {
+      const key = "sk-library-echo-0123456789abcdef"
+      // The endpoint reads the key from the Authorization header and sends it back, in text and in a call.
+      const echoed = (request: ResponsesServer.Request) => String(request.headers["authorization"] ?? "").replace(/^Bearer /, "")
+      const server = yield* scriptedModel([
+        (request) => Effect.succeed(ResponsesServer.toolCallResponse(
+          [{ call_id: "e1", name: "shout", arguments: JSON.stringify({ text: echoed(request) }) }],
+          { message: { text: `Your key is ${echoed(request)}.` } }
+        )),
+        (request) => Effect.succeed(ResponsesServer.textResponse(`Still ${echoed(request)}.`))
+      ])
+      const home = tempDir("library-echo")
+      const result = yield* askOnce("shout my key", { apiKey: key, baseURL: server.url, home })
+      expect(result.status).toBe("completed")
+      const requests = yield* server.requests
+      expect(requests.map((request) => request.headers["authorization"])).toEqual([`Bearer ${key}`, `Bearer ${key}`])
+      // The call that carried it never ran: refused before approval, no tool_start.
+      const lines = sessionLines(home)
+      expect(types(lines)).toEqual(["user_input", "model_response", "tool_result", "model_response", "turn_end"])
+      expect(lines.find((line) => line["type"] === "tool_result")?.["result"]).toMatchObject({ status: "invalid_arguments" })
+      // No file under the home, and no request body, holds it.
+      const files = Fs.readdirSync(home, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile())
+      expect(files.length).toBeGreaterThan(0)
+      for (const file of files) expect(Fs.readFileSync(Path.join(file.parentPath, file.name), "latin1")).not.toContain(key)
+      for (const request of requests) expect(JSON.stringify(request.body)).not.toContain(key)
+      expect(JSON.stringify(requests[1]?.body)).toContain("Your key is [redacted].")
+    }))
+
   it.scopedLive("the README's example answers malformed arguments with invalid_arguments, and the turn completes", () =>
     Effect.gen(function*() {
       const server = yield* scriptedModel([

@@ -29,6 +29,7 @@
  */
 import type { ChildProcess } from "node:child_process"
 import * as fs from "node:fs"
+import { StringDecoder } from "node:string_decoder"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -37,7 +38,7 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import { Secrets, type SecretsShape } from "../../security/Secrets.js"
 import type { Cancellation } from "../Tool.js"
-import type { ToolResult } from "../ToolResult.js"
+import { finish as finishOutput, type ToolResult } from "../ToolResult.js"
 import * as Launch from "./Launch.js"
 import * as Lifeline from "./Lifeline.js"
 
@@ -124,9 +125,6 @@ const killGroup = (pid: number): void => {
   }
 }
 
-const withNote = (output: string, note: string): string =>
-  output === "" || output.endsWith("\n") ? `${output}${note}` : `${output}\n${note}`
-
 const isDirectory = (path: string): boolean => {
   try {
     return fs.statSync(path).isDirectory()
@@ -193,18 +191,28 @@ const start = (
 
   const finish = (): void => {
     if (stopped) return
-    const text = Buffer.concat(chunks).toString("utf8")
-    settle(outcome(truncated ? secrets.redactCut(text) : text))
+    const captured = Buffer.concat(chunks)
+    // A capture cut at the limit can end inside a character: the decoder keeps that part back
+    // rather than leaving a U+FFFD the command never wrote.
+    const text = truncated ? new StringDecoder("utf8").write(captured) : captured.toString("utf8")
+    settle(outcome(secrets.redact(text)))
   }
 
   /** What happened, by the precedence in the module comment. */
-  const outcome = (output: string): ToolResult => {
+  const outcome = (text: string): ToolResult => {
     const flags = { ...(truncated ? { truncated: true } : {}), ...(exitSignal === null ? {} : { signal: exitSignal }) }
-    if (exitCode !== null) return { status: exitCode === 0 ? "completed" : "failed", output, exit_code: exitCode, ...flags }
+    const overflow = `output limit of ${formatBytes(operation.outputLimitBytes)} reached; process group killed`
+    // The output sent and saved, within 64 KiB with its note; what a cut leaves of the key is redacted.
+    const output = (note: string | undefined) =>
+      finishOutput(text, {
+        notes: [...(note === undefined ? [] : [note]), ...(truncated && note !== overflow ? [overflow] : [])],
+        cut: truncated
+      }, secrets.redactCut)
+    if (exitCode !== null) return { status: exitCode === 0 ? "completed" : "failed", output: output(undefined), exit_code: exitCode, ...flags }
     if (killedFor === "cancel") {
       return {
         status: "unknown",
-        output: withNote(output, `[${cancelCause} while it ran; process group killed. It may have had effects.]`),
+        output: output(`${cancelCause} while it ran; process group killed. It may have had effects.`),
         cancelled: true,
         ...flags
       }
@@ -214,19 +222,13 @@ const start = (
     if (killedFor === "timeout" || (killedFor === undefined && late)) {
       return {
         status: "failed",
-        output: withNote(output, `[timed out after ${formatDuration(operation.timeoutMs)}; process group killed]`),
+        output: output(`timed out after ${formatDuration(operation.timeoutMs)}; process group killed`),
         timed_out: true,
         ...flags
       }
     }
-    if (killedFor === "overflow") {
-      return {
-        status: "failed",
-        output: withNote(output, `[output limit of ${formatBytes(operation.outputLimitBytes)} reached; process group killed]`),
-        ...flags
-      }
-    }
-    return { status: "failed", output: withNote(output, `[terminated by signal ${exitSignal ?? "unknown"}]`), ...flags }
+    if (killedFor === "overflow") return { status: "failed", output: output(overflow), ...flags }
+    return { status: "failed", output: output(`terminated by signal ${exitSignal ?? "unknown"}`), ...flags }
   }
 
   lifeline.ready()

@@ -7,15 +7,18 @@
 // - dist/cli/app.v8, made by the build: valid while Node is the one that built it;
 // - ~/.cache/mino (or $XDG_CACHE_HOME/mino), written when a start had no valid cache
 //   there: made on exit, it also holds the functions that start-up compiled lazily,
-//   and it serves whatever Node version runs mino.
+//   and it serves whatever Node version runs mino. Only under an absolute, existing
+//   XDG_CACHE_HOME (a relative one is ignored, as the XDG spec says) or HOME, never
+//   relative to the current directory; and only once the application has said its
+//   configuration was checked (`mino.configurationChecked`): a refused start writes
+//   nothing.
 // V8 rejects a cache from another V8 version or other flags, and checks only the
 // source's length, so a cache file is named after the bundle's content hash. A cache
 // that cannot be read or written only costs time.
 // NODE_DISABLE_COMPILE_CACHE=1 turns the user cache off, as it does in later Node versions.
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
-import { homedir } from "node:os"
-import { basename, dirname, join } from "node:path"
+import { basename, dirname, isAbsolute, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Script } from "node:vm"
 
@@ -37,17 +40,32 @@ export const start = (bundleUrl, buildId) => {
   if (userRejected) script = compile(buildCache())
   if (userCache !== undefined && (userData === undefined || userRejected)) {
     const compiled = script
-    process.once("exit", () => writeCache(userCache, compiled))
+    process.once("exit", () => {
+      if (globalThis[Symbol.for("mino.configurationChecked")] === true) writeCache(userCache, compiled)
+    })
   }
   const module = { exports: {} }
   script.runInThisContext()(module.exports, createRequire(filename), module, filename, dirname(filename))
 }
 
+/** An absolute path naming an existing directory, else undefined. */
+const directory = (path) => {
+  if (path === undefined || !isAbsolute(path)) return undefined
+  try {
+    return statSync(path).isDirectory() ? path : undefined
+  } catch {
+    return undefined
+  }
+}
+
 const userCachePath = (buildId) => {
   const disabled = process.env["NODE_DISABLE_COMPILE_CACHE"]
   if (disabled !== undefined && disabled !== "" && disabled !== "0") return undefined
-  const base = process.env["XDG_CACHE_HOME"] || join(homedir(), ".cache")
-  return join(base, "mino", `cli-${buildId}-${process.version}-${process.arch}.v8`)
+  // Never os.homedir(): it turns an empty HOME into "", and the cache into ./.cache.
+  const xdg = directory(process.env["XDG_CACHE_HOME"])
+  const home = directory(process.env["HOME"])
+  const base = xdg ?? (home === undefined ? undefined : join(home, ".cache"))
+  return base === undefined ? undefined : join(base, "mino", `cli-${buildId}-${process.version}-${process.arch}.v8`)
 }
 
 const readCache = (file) => {

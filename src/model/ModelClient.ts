@@ -84,6 +84,24 @@ export interface ModelClientConfig {
 
 type Sdk = typeof OpenAISdk
 
+/** The endpoint when none is configured (the SDK's own default, given so that it reads no variable). */
+export const DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+/** The headers the SDK sends of its own; anything else (OPENAI_CUSTOM_HEADERS) never leaves Mino. */
+const SDK_HEADERS: ReadonlySet<string> = new Set([
+  "accept",
+  "content-type",
+  "user-agent",
+  "x-stainless-lang",
+  "x-stainless-package-version",
+  "x-stainless-os",
+  "x-stainless-arch",
+  "x-stainless-runtime",
+  "x-stainless-runtime-version",
+  "x-stainless-retry-count",
+  "x-stainless-timeout"
+])
+
 // Loaded on first request so that start-up does not pay for the SDK.
 let sdkModule: Promise<Sdk> | undefined
 const loadSdk = (): Promise<Sdk> => (sdkModule ??= import("openai"))
@@ -202,18 +220,29 @@ const make = (config: ModelClientConfig) =>
 
     const start = async () => {
       const sdk = await loadSdk()
+      const key = Redacted.value(secrets.apiKey)
+      // Every option the SDK would otherwise read from the environment is given: Mino reads only the
+      // variables it documents (OPENAI_ORG_ID, OPENAI_PROJECT_ID, OPENAI_BASE_URL, OPENAI_LOG... are not).
       const client = new sdk.OpenAI({
-        apiKey: Redacted.value(secrets.apiKey),
-        baseURL: endpoint.baseURL,
+        apiKey: key,
+        adminAPIKey: null,
+        organization: null,
+        project: null,
+        webhookSecret: null,
+        baseURL: endpoint.baseURL ?? DEFAULT_BASE_URL,
         // Mino retries itself, visibly and with a bounded wait (see `send`).
         maxRetries: 0,
         // The SDK would otherwise log malformed chunks to the user's terminal.
         logLevel: "off",
         fetch: async (url, init) => {
-          // Name Mino first and keep the SDK's own token (`OpenAI/JS 6.49.0`).
-          const headers = new Headers(init?.headers)
-          headers.set("user-agent", `Mino/${VERSION} ${headers.get("user-agent") ?? ""}`.trim())
-          Endpoint.authorize(endpoint, headers, Redacted.value(secrets.apiKey))
+          // OPENAI_CUSTOM_HEADERS cannot be switched off by an option: only the SDK's own headers go out,
+          // with the key Mino holds (as the endpoint takes it), and Mino named first beside the SDK's token.
+          const given = new Headers(init?.headers)
+          const headers = new Headers()
+          for (const [name, value] of given) if (SDK_HEADERS.has(name)) headers.set(name, value)
+          headers.set("authorization", `Bearer ${key}`)
+          headers.set("user-agent", `Mino/${VERSION} ${given.get("user-agent") ?? ""}`.trim())
+          Endpoint.authorize(endpoint, headers, key)
           const target = Endpoint.withQuery(endpoint, url instanceof Request ? url.url : String(url))
           const response = await transport.fetch(target, { ...init, headers })
           if (response.status < 400) return response

@@ -42,8 +42,7 @@ ${
       ["MINO_MODEL", "the model when --model is not given"],
       ["NO_COLOR", "when set to anything, no colour (the spinner still turns)"],
       ["HOME", "where ~/.mino is (an absolute path); with PATH, USER, LOGNAME, LANG and TMPDIR, passed on to commands"],
-      ["XDG_CACHE_HOME", "where the start-up code cache goes (absolute; default ~/.cache); NODE_DISABLE_COMPILE_CACHE=1: none"],
-      ["OPENAI_ORG_ID ...", "the openai SDK's own variables (OPENAI_PROJECT_ID, OPENAI_CUSTOM_HEADERS, OPENAI_LOG...) are ignored"]
+      ["XDG_CACHE_HOME", "where the start-up code cache goes (absolute; default ~/.cache); NODE_DISABLE_COMPILE_CACHE=1: none"]
     ])
   }
 

@@ -79,13 +79,15 @@ describe("the screen tells the truth, compactly", () => {
       yield* mino.write("y\r")
       const result = yield* mino.waitFor("Assistant> That was a lot.")
       expect(result).toContain("[Tool result: failed; output truncated at 64 KiB, process group killed")
-      // 32,768 lines of `y` (and the runner's note): ten lines, the fold line, the last ten.
-      expect(result).toMatch(/\n(y\n){10}… 32,7\d\d lines not shown here; the model received the whole capture …\n(y\n){9}/)
+      // About 32,700 lines of `y` (the capture cut to fit 64 KiB with the runner's note): ten lines, the fold line, the last ten.
+      expect(result).toMatch(/\n(y\n){10}… 32,[67]\d\d lines not shown here; the model received the whole capture …\n(y\n){9}/)
       expect(result.slice(result.indexOf("[Tool result")).split("\n").filter((line) => line === "y").length).toBeLessThanOrEqual(20)
       const [, second] = yield* requestsReceived(server, 2)
       const output = inputOf(second!).find((item) => item["type"] === "function_call_output")?.["output"]
       const sent = JSON.parse(String(output)) as { output: string; truncated?: boolean }
-      expect(sent.output.startsWith("y\n".repeat(32_768))).toBe(true)
+      // What is sent is what is capped: 65,536 bytes at most, the note included (issue 17).
+      expect(sent.output.startsWith("y\n".repeat(32_600))).toBe(true)
+      expect(Buffer.byteLength(sent.output)).toBeLessThanOrEqual(65_536)
       expect(sent.truncated).toBe(true)
       const saved = sessionRecords(box).find((record) => record["type"] === "tool_result")?.["result"] as { output: string }
       expect(saved.output).toBe(sent.output)

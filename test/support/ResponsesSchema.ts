@@ -188,10 +188,8 @@ const prune = (explaining: Explaining, errors: ReadonlyArray<ErrorObject>): Read
   return out
 }
 
-let checker: ValidateFunction | undefined
-let explainer: { readonly validate: ValidateFunction; readonly explaining: Explaining } | undefined
-
 // ---------------------------------------------------------------------------
+// Error lines.
 
 const where = (error: ErrorObject): string => error.instancePath === "" ? "body" : error.instancePath
 
@@ -226,28 +224,33 @@ const readable = (errors: ReadonlyArray<ErrorObject>): ReadonlyArray<string> => 
     reasons.some((other) =>
       other.instancePath.startsWith(`${error.instancePath}/`) || (other.instancePath === error.instancePath && other.keyword !== "type")
     )
-  const lines: Array<string> = []
-  const types = new Map<string, { readonly first: ErrorObject; readonly expected: Array<string> }>()
+  type Types = { readonly error: ErrorObject; readonly expected: Array<string> }
+  const entries: Array<string | Types> = []
+  const typesAt = new Map<string, Types>()
   for (const error of reasons.length > 0 ? reasons : errors) {
     if (error.keyword !== "type") {
-      lines.push(line(error))
-    } else if (!explained(error)) {
-      const params: Record<string, unknown> = error.params
-      const seen = types.get(error.instancePath)
-      if (seen === undefined) {
-        types.set(error.instancePath, { first: error, expected: [String(params["type"])] })
-        lines.push(error.instancePath)
-      } else {
-        seen.expected.push(String(params["type"]))
-      }
+      entries.push(line(error))
+      continue
+    }
+    if (explained(error)) continue
+    const params: Record<string, unknown> = error.params
+    const types = typesAt.get(error.instancePath)
+    if (types !== undefined) {
+      types.expected.push(String(params["type"]))
+    } else {
+      const first = { error, expected: [String(params["type"])] }
+      typesAt.set(error.instancePath, first)
+      entries.push(first)
     }
   }
-  const merged = lines.map((entry) => {
-    const type = types.get(entry)
-    return type === undefined ? entry : `${where(type.first)} must be ${[...new Set(type.expected)].join(" or ")}${got(type.first)}`
-  })
-  return [...new Set(merged)]
+  const lines = entries.map((entry) =>
+    typeof entry === "string" ? entry : `${where(entry.error)} must be ${[...new Set(entry.expected)].join(" or ")}${got(entry.error)}`
+  )
+  return [...new Set(lines)]
 }
+
+let checker: ValidateFunction | undefined
+let explainer: { readonly validate: ValidateFunction; readonly explaining: Explaining } | undefined
 
 /**
  * The ways `body` breaks the `POST /responses` request schema, one readable line

@@ -28,7 +28,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { Approver } from "../approval/Approver.js"
 import { type CompletedResponse, ModelClient, type ModelError } from "../model/ModelClient.js"
-import type { OpenTurn } from "../session/Conversation.js"
+import type { OpenTurn } from "../session/ConversationState.js"
 import type { SessionRecord, TurnStatus } from "../session/Records.js"
 import { SessionStore, type SessionWriteError } from "../session/SessionStore.js"
 import type { Closing } from "../session/TurnClosing.js"
@@ -106,7 +106,7 @@ const interruptedTurn: Closing = {
 }
 
 /** The view of a turn with nothing saved yet. */
-const emptyTurn = (turnId: string): OpenTurn => ({ turnId, items: [], callIds: new Set(), requests: 0, unfinished: [], hadCalls: false, firstLine: 0 })
+const emptyTurn = (turnId: string): OpenTurn => ({ turnId, items: [], callIds: new Set(), requests: 0, unfinished: [], toolTurn: false, firstLine: 0 })
 
 const make = (config: AgentConfig) =>
   Effect.gen(function*() {
@@ -115,8 +115,9 @@ const make = (config: AgentConfig) =>
     const tools = yield* ToolRegistry
     const approver = yield* Approver
     const lock = yield* Effect.makeSemaphore(1)
-    // Set once the endpoint could not use earlier turns' reasoning: this conversation's later requests leave it out.
-    let withoutEarlierReasoning = false
+    // How many first turns of the history go without their reasoning: set when the endpoint could
+    // not use it (Adaptation.ts), to the turns sent then; later turns keep theirs.
+    let withoutReasoningBefore = 0
 
     const runTurn = (input: string, emit: (event: AgentEvent) => Effect.Effect<void>, options: TurnOptions) =>
       Effect.gen(function*() {
@@ -162,7 +163,7 @@ const make = (config: AgentConfig) =>
             yield* store.closeTurn(turnId, closing)
             for (const call of turn.unfinished) {
               const result = call.started ? closing.started : closing.unstarted
-              yield* emit({ _tag: "ToolFinished", callId: call.callId, name: call.name, result })
+              yield* emit({ _tag: "ToolFinished", callId: call.callId, name: call.name ?? "tool", result })
             }
             return yield* end(closing.status, closing.reason)
           })
@@ -195,7 +196,7 @@ const make = (config: AgentConfig) =>
           yield* save({ type: "user_input", turn_id: turnId, text: input })
           while (true) {
             const before = yield* saved
-            const response = yield* unlessStopped(request(yield* store.context, before.items, emit))
+            const response = yield* unlessStopped(request(before.items, emit))
             const batch = validate(response.output, before.callIds)
             yield* save({ type: "model_response", turn_id: turnId, response_id: response.id, output: response.output })
             yield* emit({ _tag: "ModelResponded" })
@@ -218,20 +219,17 @@ const make = (config: AgentConfig) =>
         )
       }).pipe(Effect.scoped)
 
-    /** One model request: the earlier completed turns, then this turn so far. */
-    const request = (
-      earlier: ReadonlyArray<ResponseItem>,
-      current: ReadonlyArray<ResponseItem>,
-      emit: (event: AgentEvent) => Effect.Effect<void>
-    ) =>
+    /** One model request: the earlier completed turns (kept serialised by the store), then this turn so far. */
+    const request = (current: ReadonlyArray<ResponseItem>, emit: (event: AgentEvent) => Effect.Effect<void>) =>
       Effect.gen(function*() {
         yield* emit({ _tag: "ModelWaiting" })
+        const sentTurns = store.history.turns
         const events = model.respond({
           model: config.model,
           instructions: config.instructions,
-          input: [...earlier, ...current],
-          earlier: earlier.length,
-          withoutEarlierReasoning,
+          history: store.history,
+          input: current,
+          withoutReasoningBefore,
           tools: tools.definitions
         })
         // Text is shown as it streams; only the completed response is acted on.
@@ -242,7 +240,7 @@ const make = (config: AgentConfig) =>
             case "Retrying":
               return Effect.as(emit({ _tag: "ModelRetrying", message: event.message }), done)
             case "Adapted":
-              if (event.adaptation === "without_earlier_reasoning") withoutEarlierReasoning = true
+              if (event.adaptation === "without_earlier_reasoning") withoutReasoningBefore = sentTurns
               return Effect.as(emit({ _tag: "ModelAdapted", message: event.message }), done)
             case "Completed":
               return Effect.succeed(Option.some(event.response))

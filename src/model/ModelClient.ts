@@ -22,7 +22,8 @@
  * carries the key on Azure, and how earlier items go back to the endpoint.
  */
 import type * as OpenAISdk from "openai"
-import type { ResponseInput } from "openai/resources/responses/responses"
+import type { Stream as SdkStream } from "openai/core/streaming"
+import type { ResponseStreamEvent } from "openai/resources/responses/responses"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -37,6 +38,7 @@ import * as Endpoint from "./Endpoint.js"
 import * as ErrorBody from "./ErrorBody.js"
 import type { ToolDefinition } from "../tools/Tool.js"
 import { VERSION } from "../version.js"
+import type { History } from "./History.js"
 import * as HttpTransport from "./HttpTransport.js"
 import type * as ResponseItem from "./ResponseItem.js"
 import * as Retry from "./Retry.js"
@@ -50,14 +52,20 @@ export { type CompletedResponse, ModelError, type ModelEvent } from "./ModelEven
 export interface ModelRequest {
   readonly model: string
   readonly instructions: string
-  /** Input items: earlier output items verbatim, results, user text; sent as the endpoint takes them back (Endpoint.ts). */
+  /** The conversation's earlier, completed turns, kept serialised (none when absent). */
+  readonly history?: History
+  /** This turn's input items so far: the user's text, output items verbatim, results. */
   readonly input: ReadonlyArray<ResponseItem.ResponseItem>
   readonly tools: ReadonlyArray<ToolDefinition>
-  /** How many of `input`'s first items come from earlier turns (default 0: all are this turn's). */
-  readonly earlier?: number
-  /** Leave out the reasoning items of earlier turns: the endpoint could not use them before (Adaptation.ts). */
-  readonly withoutEarlierReasoning?: boolean
+  /** Leave out the reasoning items of the history's first N turns: the endpoint could not use them (Adaptation.ts). */
+  readonly withoutReasoningBefore?: number
 }
+
+/** Every item of a request, parsed: the history's as saved, then this turn's (for clients that read a request rather than send it). */
+export const requestItems = (request: ModelRequest): ReadonlyArray<ResponseItem.ResponseItem> => [
+  ...(request.history?.items() ?? []),
+  ...request.input
+]
 
 /** How to reach the model. The key is not here: the client takes it from the `Secrets` service. */
 export interface ModelClientConfig {
@@ -188,7 +196,8 @@ interface Refusal {
 /** How one request is sent, after the adaptations made so far. */
 interface Shape {
   readonly include: boolean
-  readonly withoutEarlierReasoning: boolean
+  /** The history's first turns sent without their reasoning. */
+  readonly withoutReasoningBefore: number
   /** The adaptations already made for this request: each is tried once. */
   readonly adapted: ReadonlySet<Adaptation.Adaptation>
 }
@@ -318,33 +327,46 @@ const make = (config: ModelClientConfig) =>
 
     const memoryKey = (request: ModelRequest) => `${endpoint.key} ${request.model}`
 
-    /** The request's input as the endpoint takes it back, without earlier reasoning when asked. */
-    const input = (request: ModelRequest, shape: Shape): ReadonlyArray<ResponseItem.ResponseItem> => {
-      const earlier = Math.min(request.earlier ?? 0, request.input.length)
-      const items = shape.withoutEarlierReasoning
-        ? request.input.filter((item, index) => index >= earlier || item["type"] !== "reasoning")
-        : request.input
-      return Endpoint.replay(endpoint.family, items)
+    // The parts of a body that stay the same from request to request, as JSON text.
+    const constant = { instructions: "", instructionsJson: "\"\"", tools: new WeakMap<ReadonlyArray<ToolDefinition>, string>() }
+    const instructionsJson = (instructions: string): string => {
+      if (instructions !== constant.instructions) {
+        constant.instructions = instructions
+        constant.instructionsJson = JSON.stringify(instructions)
+      }
+      return constant.instructionsJson
+    }
+    const toolsJson = (tools: ReadonlyArray<ToolDefinition>): string => {
+      let json = constant.tools.get(tools)
+      if (json === undefined) {
+        json = JSON.stringify(tools)
+        constant.tools.set(tools, json)
+      }
+      return json
     }
 
-    const body = (request: ModelRequest, shape: Shape) => ({
-      model: request.model,
-      instructions: request.instructions,
-      // The items are plain JSON objects as the file holds them; the SDK only serializes them.
-      input: Array.from<unknown>(input(request, shape)) as ResponseInput,
-      tools: [...request.tools],
-      store: false as const,
-      ...(shape.include ? { include: ["reasoning.encrypted_content" as const] } : {}),
-      parallel_tool_calls: false,
-      stream: true as const
-    })
+    /**
+     * The request body as JSON text: the history as the store keeps it (already
+     * text), then this turn's items as the endpoint takes them back (Endpoint.ts).
+     * The history is joined, never parsed or stringified again.
+     */
+    const body = (request: ModelRequest, shape: Shape): string => {
+      const earlier = request.history?.json(endpoint.family, shape.withoutReasoningBefore) ?? ""
+      let input = earlier
+      for (const item of Endpoint.replay(endpoint.family, request.input)) {
+        input += input.length === 0 ? JSON.stringify(item) : "," + JSON.stringify(item)
+      }
+      return `{"model":${JSON.stringify(request.model)},"instructions":${instructionsJson(request.instructions)},` +
+        `"input":[${input}],"tools":${toolsJson(request.tools)},"store":false,` +
+        `${shape.include ? "\"include\":[\"reasoning.encrypted_content\"]," : ""}"parallel_tool_calls":false,"stream":true}`
+    }
 
     /** Whether sending the request again with `adaptation` can change the endpoint's answer. */
     const worthAdapting = (request: ModelRequest, shape: Shape, adaptation: Adaptation.Adaptation): boolean => {
       if (shape.adapted.has(adaptation)) return false
       if (adaptation === "without_include") return shape.include
-      const earlier = Math.min(request.earlier ?? 0, request.input.length)
-      return !shape.withoutEarlierReasoning && request.input.slice(0, earlier).some((item) => item["type"] === "reasoning")
+      const turns = request.history?.turns ?? 0
+      return shape.withoutReasoningBefore < turns && request.history?.hasReasoning(shape.withoutReasoningBefore, turns) === true
     }
 
     /** One request; on a failure before the stream starts, `attempt` more, announced, up to `maxRetries`. */
@@ -362,7 +384,17 @@ const make = (config: ModelClientConfig) =>
             error("timeout", `model request stopped after ${formatMs(requestTimeoutMs)}, the limit for one request, without response.completed`)
           const opened = yield* Effect.tryPromise({
             try: () =>
-              bounded(client.responses.create(body(request, shape), { signal: controller.signal }).withResponse(), idleTimeoutMs, deadline),
+              bounded(
+                client.post<SdkStream<ResponseStreamEvent>>("/responses", {
+                  // A string body with its content type is sent as it is: the SDK stays the client.
+                  body: body(request, shape),
+                  headers: { "content-type": "application/json" },
+                  stream: true,
+                  signal: controller.signal
+                }).withResponse(),
+                idleTimeoutMs,
+                deadline
+              ),
             catch: (cause): Refusal =>
               cause instanceof Idle
                 ? { error: error("timeout", `model request timed out: no response for ${formatMs(idleTimeoutMs)}`) }
@@ -378,7 +410,7 @@ const make = (config: ModelClientConfig) =>
               const adapted = new Set([...shape.adapted, adapt])
               const next: Shape = adapt === "without_include"
                 ? { ...shape, include: false, adapted }
-                : { ...shape, withoutEarlierReasoning: true, adapted }
+                : { ...shape, withoutReasoningBefore: request.history?.turns ?? 0, adapted }
               return Stream.make(announcement).pipe(Stream.concat(send(request, attempt, next)))
             }
             if (retry !== undefined && attempt <= maxRetries) {
@@ -447,7 +479,7 @@ const make = (config: ModelClientConfig) =>
       respond: (request) =>
         send(request, 1, {
           include: !withoutInclude.has(memoryKey(request)),
-          withoutEarlierReasoning: request.withoutEarlierReasoning === true,
+          withoutReasoningBefore: request.withoutReasoningBefore ?? 0,
           adapted: new Set()
         })
     })

@@ -40,6 +40,20 @@ export const isRefusal = (item: Item): boolean => {
     !content.some((part) => isRecord(part) && part["type"] === "output_text" && part["text"] !== "")
 }
 
+/** The input item for a user's text. */
+export const userMessage = (text: string): ResponseItem => ({
+  type: "message",
+  role: "user",
+  content: [{ type: "input_text", text }]
+})
+
+/** The input item that pairs a call with its result (`output`: the result as a JSON string). */
+export const functionCallOutput = (callId: string, output: string): ResponseItem => ({
+  type: "function_call_output",
+  call_id: callId,
+  output
+})
+
 /** A function call of a validated response: what Prepare receives. */
 export interface FunctionCall {
   readonly call_id: string

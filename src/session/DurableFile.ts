@@ -9,7 +9,7 @@
 import * as Fs from "node:fs"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { type Committed, committed } from "./Conversation.js"
+import { type Committed, committed } from "./ConversationState.js"
 import type { SessionRecord } from "./Records.js"
 import type { DiskError, OpenFile, SessionDiskShape } from "./SessionDisk.js"
 import { show } from "./SessionDirectory.js"
@@ -21,8 +21,8 @@ export class SessionWriteError extends Schema.TaggedError<SessionWriteError>()("
 
 export interface DurableFile {
   readonly file: OpenFile
-  /** Appends `line` (one encoded record, newline included) and fsyncs it. */
-  readonly append: (line: string) => Effect.Effect<Committed, SessionWriteError>
+  /** Appends `lines` (encoded records, each with its newline) in one write, and fsyncs them once. */
+  readonly append: (lines: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Committed>, SessionWriteError>
 }
 
 /** The append side of the open session file `file`, whose committed length is `size`. */
@@ -42,17 +42,19 @@ export const make = (disk: SessionDiskShape, file: OpenFile, size: number): Dura
   }
   return {
     file,
-    append: (line) =>
+    append: (lines) =>
       Effect.suspend(() => {
         if (broken !== undefined) return Effect.fail(broken)
-        const bytes = Buffer.from(line)
+        const bytes = Buffer.from(lines.length === 1 ? lines[0]! : lines.join(""))
         return disk.write(file, bytes).pipe(
           Effect.zipRight(disk.sync(file)),
           Effect.mapError(fail),
           Effect.map(() => {
             committedSize += bytes.byteLength
-            const text = line.endsWith("\n") ? line.slice(0, -1) : line
-            return committed(JSON.parse(text) as SessionRecord, text)
+            return lines.map((line) => {
+              const text = line.endsWith("\n") ? line.slice(0, -1) : line
+              return committed(JSON.parse(text) as SessionRecord, text)
+            })
           })
         )
       })

@@ -111,7 +111,7 @@ export const encode = (record: SessionRecord, redact: (text: string) => string):
 }
 
 /** Whether objects and arrays nest deeper than `limit`, without recursion (no stack to overflow). */
-const deeperThan = (value: unknown, limit: number): boolean => {
+export const deeperThan = (value: unknown, limit: number): boolean => {
   const stack: Array<readonly [unknown, number]> = [[value, 1]]
   while (stack.length > 0) {
     const [current, depth] = stack.pop()!
@@ -120,33 +120,4 @@ const deeperThan = (value: unknown, limit: number): boolean => {
     for (const child of Object.values(current)) if (typeof child === "object" && child !== null) stack.push([child, depth + 1])
   }
   return false
-}
-
-/** The Responses input item for a user's text. */
-export const userMessage = (text: string): Record<string, unknown> => ({
-  type: "message",
-  role: "user",
-  content: [{ type: "input_text", text }]
-})
-
-/** The Responses input item that pairs a result with its call. */
-export const functionCallOutput = (callId: string, result: ToolResult): Record<string, unknown> => ({
-  type: "function_call_output",
-  call_id: callId,
-  output: JSON.stringify(result)
-})
-
-/** The model's input items that a committed record contributes to the context. */
-export const contextItems = (record: SessionRecord): ReadonlyArray<Record<string, unknown>> => {
-  switch (record.type) {
-    case "user_input":
-      return [userMessage(record.text)]
-    case "model_response":
-      return record.output
-    case "tool_result":
-      return [functionCallOutput(record.call_id, record.result)]
-    case "tool_start":
-    case "turn_end":
-      return []
-  }
 }

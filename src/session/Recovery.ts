@@ -15,7 +15,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as Json from "../Json.js"
 import * as Escape from "../security/Escape.js"
-import type { OpenCall, OpenTurn } from "./Conversation.js"
+import type { LeftOut, OpenCall, OpenTurn } from "./ConversationState.js"
 import { show, syncDirectory } from "./SessionDirectory.js"
 import type { Line } from "./SessionReader.js"
 
@@ -138,11 +138,20 @@ export const maybeStarted = (turn: OpenTurn, rejected: ReadonlyArray<Rejected>):
   return new Set(doubtful ? turn.unfinished.filter((call) => !call.started).map((call) => call.callId) : [])
 }
 
-/** The notice lines for the turns recovery closed, and the calls it marked `unknown`. */
+/** How many commands of unknown outcome the notice lists by name; the rest are counted. */
+const LISTED = 20
+
+/**
+ * The notice lines for the turns recovery closed, and the calls it marked
+ * `unknown`. A turn that asked for a tool or started a call is a tool turn,
+ * whatever else of it could be read: it gets the chapter's notice.
+ */
 export const notices = (closed: ReadonlyArray<OpenTurn>, unknown: ReadonlyArray<OpenCall>): ReadonlyArray<string> => {
   if (closed.length === 0) return []
-  const header = closed.some((turn) => turn.hadCalls) ? INTERRUPTED_NOTICE : INTERRUPTED_TEXT_NOTICE
-  return [header, ...unknown.map((call) => `Outcome unknown: ${describeCall(call)}`)]
+  const lines = [closed.some((turn) => turn.toolTurn) ? INTERRUPTED_NOTICE : INTERRUPTED_TEXT_NOTICE]
+  for (const call of unknown.slice(0, LISTED)) lines.push(`Outcome unknown: ${describeCall(call)}`)
+  if (unknown.length > LISTED) lines.push(`Outcome unknown: ${unknown.length - LISTED} more call(s); \`mino log --unknown\` lists them all.`)
+  return lines
 }
 
 /** The command of a bash call, when its arguments hold one. */
@@ -153,9 +162,41 @@ export const bashCommand = (name: string, args: string): string | undefined => {
   return typeof command === "string" ? command : undefined
 }
 
-/** A call as one escaped line: a bash command as its JSON string, another tool by name and arguments. */
+/**
+ * A call as one escaped line: a bash command as its JSON string, another tool by
+ * name and arguments, and a call whose request could not be read said plainly.
+ */
 const describeCall = (call: OpenCall): string => {
-  const command = bashCommand(call.name, call.arguments)
+  if (call.arguments === undefined) {
+    const tool = call.name === undefined || call.name.length === 0 ? "a call" : `a ${Escape.forValue(call.name)} call`
+    return `${tool} (call_id ${Escape.jsonString(call.callId)}) whose command is not known: the response that asked for it could not be read`
+  }
+  const name = call.name ?? ""
+  const command = bashCommand(name, call.arguments)
   if (command !== undefined) return Escape.jsonString(command)
-  return `${Escape.forValue(call.name.length > 0 ? call.name : "a tool")} ${Escape.jsonString(call.arguments)}`
+  return `${Escape.forValue(name.length > 0 ? name : "a tool")} ${Escape.jsonString(call.arguments)}`
+}
+
+/** How many left-out turns a notice names; the rest are counted. */
+const NAMED = 3
+
+/** A question as a notice quotes it: its start only, as an escaped JSON string. */
+const quote = (question: string): string => {
+  const start = Array.from(question.slice(0, 96)).slice(0, 48)
+  return Escape.jsonString(start.join("") + (start.join("").length < question.length ? "…" : ""))
+}
+
+/**
+ * The notice for completed turns that are kept in the file but not sent to the
+ * model because they are not whole (`WholeTurns.ts`): each named once, with why.
+ */
+export const leftOut = (turns: ReadonlyArray<LeftOut>): ReadonlyArray<string> => {
+  if (turns.length === 0) return []
+  const named = turns.slice(0, NAMED).map((turn) =>
+    `turn ${turn.number}${turn.question === undefined ? "" : ` (${quote(turn.question)})`}: ${turn.reason}`
+  )
+  const more = turns.length > NAMED ? `; and ${turns.length - NAMED} more` : ""
+  const count = turns.length === 1 ? "A completed turn is" : `${turns.length} completed turns are`
+  const them = turns.length === 1 ? "it" : "them"
+  return [`${count} kept in the file but left out of what the model is sent, because the file no longer holds ${them} whole: ${named.join("; ")}${more}. \`mino log\` shows ${them}.`]
 }

@@ -10,12 +10,13 @@
  * - `Record`: one of the five record types, with all of its type's fields;
  * - `Other`: a JSON object of another `type` — kept and tolerated;
  * - `Unreadable`: not JSON, not an object with a string `type`, a known type
- *   that fails its schema, larger than a record may be, or a last line without
+ *   that fails its schema, larger or deeper than a record may be (the limits
+ *   `Records.encode` applies before saving), or a last line without
  *   its newline (a write cut short). `turnId` names its turn when it can be read.
  */
 import * as Fs from "node:fs"
 import * as Json from "../Json.js"
-import { isRecord, KNOWN_TYPES, MAX_RECORD_BYTES, type SessionRecord } from "./Records.js"
+import { deeperThan, isRecord, KNOWN_TYPES, MAX_DEPTH, MAX_RECORD_BYTES, type SessionRecord } from "./Records.js"
 
 interface Span {
   /** Byte offsets of the line in the file, its newline included when it has one. */
@@ -79,15 +80,20 @@ export function* lines(fd: number): Generator<Line> {
   if (pieceBytes > 0) yield unreadable(pieceBytes <= MAX_RECORD_BYTES ? Buffer.concat(pieces).toString("utf8") : "", lineStart, position, false)
 }
 
-const classify = (text: string, start: number, end: number, terminated: boolean): Line => {
-  if (text.length > MAX_RECORD_BYTES) return { _tag: "Unreadable", start, end, terminated }
+const classify = (line: string, start: number, end: number, terminated: boolean): Line => {
+  if (line.length > MAX_RECORD_BYTES) return { _tag: "Unreadable", start, end, terminated }
+  // A byte order mark an editor put before a line is not part of its record.
+  const text = line.charCodeAt(0) === 0xfeff ? line.slice(1) : line
   const json = Json.parse(text)
   if (typeof json !== "object" || json === null || Array.isArray(json) || !("type" in json) || typeof json.type !== "string") {
     return { _tag: "Unreadable", start, end, terminated }
   }
   const typed = json as { readonly type: string }
   if (!KNOWN_TYPES.has(typed.type)) return { _tag: "Other", type: typed.type, text, start, end }
-  if (isRecord(typed)) return { _tag: "Record", record: typed, text, start, end }
+  // Nesting deeper than MAX_DEPTH needs at least that many brackets: only a long line can.
+  if (isRecord(typed) && (text.length < 2 * MAX_DEPTH || !deeperThan(typed, MAX_DEPTH))) {
+    return { _tag: "Record", record: typed, text, start, end }
+  }
   return unreadable(text, start, end, terminated, json)
 }
 

@@ -14,8 +14,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import type { Committed, OpenCall, OpenTurn } from "./Conversation.js"
-import { committed, Conversation } from "./Conversation.js"
+import type { Committed, OpenCall, OpenTurn } from "./ConversationState.js"
+import { committed, ConversationState } from "./ConversationState.js"
 import * as Conversations from "./Conversations.js"
 import { ConversationNotFound, SessionHomeError } from "./Conversations.js"
 import * as DurableFile from "./DurableFile.js"
@@ -28,6 +28,7 @@ import * as SessionLock from "./SessionLock.js"
 import * as SessionReader from "./SessionReader.js"
 import { Secrets, type SecretsShape } from "../security/Secrets.js"
 import { type Closing, closingRecords, interrupted } from "./TurnClosing.js"
+import type { History } from "../model/History.js"
 import type { ResponseItem } from "../model/ResponseItem.js"
 
 export { ConversationNotFound, SessionHomeError, SessionWriteError }
@@ -67,16 +68,20 @@ export interface SessionStoreShape {
   readonly info: ConversationInfo
   /** What opening the session had to tell the user (recovery, set-aside lines), one line each, in order. */
   readonly notices: ReadonlyArray<string>
-  /** The model's context from completed turns only, in file order. */
+  /**
+   * The completed, whole turns the model is sent again, kept in the form a request
+   * needs (`WholeTurns.ts` says which; the others are named in `notices`). A live
+   * object: it grows as turns complete.
+   */
+  readonly history: History
+  /** The model's context from completed turns, parsed, every item as saved (for tests and embedders; a request uses `history`). */
   readonly context: Effect.Effect<ReadonlyArray<ResponseItem>>
   /** Every record in the session, oldest first: read back from the file when asked, not kept in memory. */
   readonly records: Effect.Effect<ReadonlyArray<SessionRecord>>
-  /** Every question (`user_input` text) in the session, oldest first; read like `records`. */
+  /** Every question (`user_input` text) in the session, oldest first: kept in memory as records are committed. */
   readonly questions: Effect.Effect<ReadonlyArray<string>>
   /** The open turn `turnId` as saved so far: its items, call ids, unfinished calls. */
   readonly openTurn: (turnId: string) => Effect.Effect<OpenTurn | undefined>
-  /** The next request's input for open turn `turnId`: completed turns, then the turn so far. */
-  readonly requestInput: (turnId: string) => Effect.Effect<ReadonlyArray<ResponseItem>>
   /** Encodes, writes and fsyncs one record; only then does the conversation advance. */
   readonly append: (record: SessionRecord) => Effect.Effect<void, SessionWriteError | RecordRejected>
   /** Ends open turn `turnId` (`TurnClosing`): a result for each unfinished call, then `turn_end`. */
@@ -139,7 +144,7 @@ const open = (options: SessionOptions) =>
     yield* Effect.addFinalizer(() => Effect.sync(() => Fs.closeSync(fd)))
 
     // Replay, line by line, straight into the conversation.
-    const conversation = new Conversation()
+    const conversation = new ConversationState()
     // The first record's time ("" when it has none); undefined while no record was read.
     let firstTime: string | undefined
     const rejected: Array<Recovery.Rejected> = []
@@ -188,7 +193,10 @@ const open = (options: SessionOptions) =>
     }
     const store = assemble(conversation, durable.append, readRecords, secrets)
     // A turn a crash left open is closed on disk before anything else happens.
-    notices.push(...yield* store.recover(rejected).pipe(Effect.mapError((e) => new SessionOpenError({ path: e.path, message: e.message }))))
+    for (const notice of yield* store.recover(rejected).pipe(Effect.mapError((e) => new SessionOpenError({ path: e.path, message: e.message })))) {
+      notices.push(notice)
+    }
+    for (const notice of Recovery.leftOut(conversation.leftOut)) notices.push(notice)
     const info: ConversationInfo = {
       id: sessionId,
       path,
@@ -205,29 +213,44 @@ const open = (options: SessionOptions) =>
  * is the only way a line reaches the conversation.
  */
 const assemble = (
-  conversation: Conversation,
-  commit: (line: string) => Effect.Effect<Committed, SessionWriteError>,
+  conversation: ConversationState,
+  commit: (lines: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Committed>, SessionWriteError>,
   readRecords: () => ReadonlyArray<SessionRecord>,
   secrets: SecretsShape
 ) => {
   const stamp = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())
 
-  const append = Effect.fn("SessionStore.append")(function*(record: SessionRecord) {
-    const line = yield* Either.mapLeft(
-      encode({ ...record, time: record.time ?? (yield* stamp) }, secrets.redact),
+  const line = (record: SessionRecord, time: string) =>
+    Either.mapLeft(
+      encode({ ...record, time: record.time ?? time }, secrets.redact),
       (why) => new RecordRejected({ message: `cannot save the ${record.type.replace("_", " ")}: ${why}; nothing of it was written` })
     )
-    conversation.apply(yield* commit(line))
+
+  /** Writes `lines` with one fsync, then applies them: memory only ever follows the disk. */
+  const commitAll = (lines: ReadonlyArray<string>) =>
+    Effect.map(commit(lines), (entries) => {
+      for (const entry of entries) conversation.apply(entry)
+    })
+
+  const append = Effect.fn("SessionStore.append")(function*(record: SessionRecord) {
+    yield* commitAll([yield* line(record, yield* stamp)])
   })
 
+  /**
+   * Ends open turn `turnId`: its closing records (a result per unfinished call, then
+   * `turn_end`) are written together with one fsync, however many calls it left.
+   */
   const closeTurn = (turnId: string, closing: Closing) =>
     Effect.gen(function*() {
       const turn = conversation.openTurn(turnId)
       if (turn === undefined) return
+      const time = yield* stamp
+      const lines: Array<string> = []
       for (const record of closingRecords(turn, closing)) {
         // Closing records hold nothing a secret or a cap could reject.
-        yield* append(record).pipe(Effect.catchTag("RecordRejected", (e) => Effect.die(e)))
+        lines.push(yield* Effect.orDie(line(record, time)))
       }
+      yield* commitAll(lines)
     })
 
   /** Closes every turn left open (`TurnClosing.interrupted`); the notices to show. */
@@ -243,13 +266,12 @@ const assemble = (
       return Recovery.notices(open, unknown)
     })
 
-  const records = Effect.sync(readRecords)
   const shape = {
-    context: Effect.sync(() => conversation.history()),
-    records,
-    questions: Effect.map(records, (all) => all.flatMap((record) => record.type === "user_input" ? [record.text] : [])),
+    history: conversation.history,
+    context: Effect.sync(() => conversation.history.items()),
+    records: Effect.sync(readRecords),
+    questions: Effect.sync(() => conversation.questions),
     openTurn: (turnId: string) => Effect.sync(() => conversation.openTurn(turnId)),
-    requestInput: (turnId: string) => Effect.sync(() => conversation.requestInput(turnId)),
     append,
     closeTurn
   }
@@ -265,20 +287,22 @@ export interface MemorySessionOptions {
 const openMemory = (options: MemorySessionOptions) =>
   Effect.gen(function*() {
     const secrets = yield* Secrets
-    const conversation = new Conversation()
+    const conversation = new ConversationState()
     const kept: Array<SessionRecord> = []
-    const commit = (line: string) =>
-      Effect.sync(() => {
-        const text = line.slice(0, -1)
-        const entry = committed(JSON.parse(text) as SessionRecord, text)
-        kept.push(entry.record)
-        return entry
-      })
+    const commit = (lines: ReadonlyArray<string>) =>
+      Effect.sync(() =>
+        lines.map((line) => {
+          const text = line.slice(0, -1)
+          const entry = committed(JSON.parse(text) as SessionRecord, text)
+          kept.push(entry.record)
+          return entry
+        })
+      )
     const store = assemble(conversation, commit, () => kept.slice(), secrets)
     for (const record of options.records ?? []) {
       yield* store.shape.append(record).pipe(Effect.orDie)
     }
-    const notices = yield* store.recover([]).pipe(Effect.orDie)
+    const notices = [...yield* store.recover([]).pipe(Effect.orDie), ...Recovery.leftOut(conversation.leftOut)]
     const info: ConversationInfo = {
       id: "memory",
       path: ":memory:",

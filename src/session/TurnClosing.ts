@@ -6,7 +6,7 @@
  * (or what the caller knows of it); a call without one was never executed.
  */
 import * as ToolResult from "../tools/ToolResult.js"
-import type { OpenTurn } from "./Conversation.js"
+import type { OpenTurn } from "./ConversationState.js"
 import type { SessionRecord, TurnStatus } from "./Records.js"
 
 export interface Closing {
@@ -26,7 +26,7 @@ export const closingRecords = (turn: OpenTurn, closing: Closing): ReadonlyArray<
     type: "tool_result",
     turn_id: turn.turnId,
     call_id: call.callId,
-    ...(call.name.length > 0 ? { name: call.name } : {}),
+    ...(call.name === undefined || call.name.length === 0 ? {} : { name: call.name }),
     result: call.started || closing.maybeStarted?.has(call.callId) === true ? closing.started : closing.unstarted
   })),
   { type: "turn_end", turn_id: turn.turnId, status: closing.status, reason: closing.reason }

@@ -1,0 +1,250 @@
+/**
+ * The conversation's state in memory, owned in one place: the completed turns
+ * the model is sent again (kept serialised, in `History`), the turns left out
+ * of that and why, every question (the prompt's ↑ history), and a view of each
+ * open turn (its items so far, the call ids it used, its calls still without a
+ * result).
+ *
+ * It changes only through `apply`, which takes a `Committed` record: a record
+ * read back from the file, or one `DurableFile.append` has written and fsynced.
+ * So memory advances only after the disk, by construction. A completed turn
+ * joins the history only when it is whole (`WholeTurns.ts`), the same rule
+ * whether it was read from the file or committed while Mino runs. Nothing here
+ * spreads, recurses over or applies a function to data whose size comes from
+ * the file.
+ */
+import * as History from "../model/History.js"
+import { acceptedCalls, functionCallOutput, type ResponseItem, userMessage } from "../model/ResponseItem.js"
+import type { ModelResponse, SessionRecord } from "./Records.js"
+import { TurnCheck } from "./WholeTurns.js"
+
+declare const CommittedBrand: unique symbol
+
+/** A record that is on disk, with its line's text. Made only by `committed`. */
+export interface Committed {
+  readonly [CommittedBrand]: true
+  readonly record: SessionRecord
+  readonly text: string
+}
+
+/** For `DurableFile` and replay only: the record has been written and fsynced, or read back. */
+export const committed = (record: SessionRecord, text: string): Committed => ({ record, text }) as Committed
+
+/** A call of an open turn that has no result yet. */
+export interface OpenCall {
+  readonly callId: string
+  /** The tool's name; undefined when no readable record names it. */
+  readonly name: string | undefined
+  /** The call's arguments as the model sent them (a JSON string for bash); undefined when its response could not be read. */
+  readonly arguments: string | undefined
+  /** Whether its `tool_start` is on disk: it may have run. */
+  readonly started: boolean
+}
+
+/** What a turn that has not ended holds so far. */
+export interface OpenTurn {
+  readonly turnId: string
+  /** This turn's input items for the next request: the question, responses, results. */
+  readonly items: ReadonlyArray<ResponseItem>
+  /** Every call id the turn's responses used. */
+  readonly callIds: ReadonlySet<string>
+  /** The model responses saved so far (each one a request made). */
+  readonly requests: number
+  /** Its calls still without a result, in order. */
+  readonly unfinished: ReadonlyArray<OpenCall>
+  /** Whether any response of the turn asked for a tool, or any call of it started: a tool turn. */
+  readonly toolTurn: boolean
+  /** The position of its first record among the lines read (for recovery). */
+  readonly firstLine: number
+}
+
+/** A completed turn kept in the file but not sent to the model. */
+export interface LeftOut {
+  /** Its number among the conversation's turns, from 1. */
+  readonly number: number
+  readonly question: string | undefined
+  readonly time: string | undefined
+  /** Why it is not whole (one line). */
+  readonly reason: string
+}
+
+interface CallState {
+  name: string | undefined
+  arguments: string | undefined
+  started: boolean
+  finished: boolean
+}
+
+class TurnState {
+  /** The turn's input items, for its next request: the turn is small, and each request needs them. */
+  readonly items: Array<ResponseItem> = []
+  /** The same items as request text, a piece per record, for the history once the turn completes. */
+  readonly pieces: Array<History.Piece> = []
+  readonly calls = new Map<string, CallState>()
+  readonly check = new TurnCheck()
+  requests = 0
+  toolTurn = false
+  question: string | undefined
+  time: string | undefined
+  /** Set when a record's items cannot be written as request text. */
+  unwritable: string | undefined
+  constructor(readonly turnId: string, readonly firstLine: number) {}
+
+  add(items: ReadonlyArray<ResponseItem>, json?: string): void {
+    for (const item of items) this.items.push(item)
+    try {
+      this.pieces.push(History.piece(items, json))
+    } catch {
+      this.unwritable ??= "its items cannot be written as JSON"
+    }
+  }
+
+  call(callId: string): CallState {
+    let call = this.calls.get(callId)
+    if (call === undefined) {
+      call = { name: undefined, arguments: undefined, started: false, finished: false }
+      this.calls.set(callId, call)
+    }
+    return call
+  }
+
+  view(): OpenTurn {
+    const unfinished: Array<OpenCall> = []
+    for (const [callId, call] of this.calls) {
+      if (!call.finished) unfinished.push({ callId, name: call.name, arguments: call.arguments, started: call.started })
+    }
+    return {
+      turnId: this.turnId,
+      items: this.items.slice(),
+      callIds: new Set(this.calls.keys()),
+      requests: this.requests,
+      unfinished,
+      toolTurn: this.toolTurn,
+      firstLine: this.firstLine
+    }
+  }
+}
+
+/**
+ * The elements of a `model_response` line's `output` array as the line holds them,
+ * when it is laid out as Mino writes it (no spaces, `output` last, every other
+ * value a string, so the first `"output":[` is that key); else undefined.
+ */
+const savedOutput = (record: ModelResponse, text: string): string | undefined => {
+  let last: string | undefined
+  for (const key in record) {
+    if (key !== "output" && typeof (record as Readonly<Record<string, unknown>>)[key] !== "string") return undefined
+    last = key
+  }
+  if (last !== "output" || !text.endsWith("]}")) return undefined
+  const at = text.indexOf("\"output\":[")
+  return at === -1 ? undefined : text.slice(at + 10, -2)
+}
+
+export class ConversationState {
+  /** The completed, whole turns in the form a request needs. */
+  readonly history = new History.History()
+  /** Completed turns left out of the history, in file order. */
+  readonly leftOut: Array<LeftOut> = []
+  /** Every question, oldest first. */
+  private readonly questionTexts: Array<string> = []
+  private readonly open = new Map<string, TurnState>()
+  private lineCount = 0
+  private turnCount = 0
+
+  /** Applies a committed record. Only this changes the conversation. */
+  apply(entry: Committed): void {
+    const { record, text } = entry
+    const position = this.lineCount++
+    let turn = this.open.get(record.turn_id)
+    if (record.type === "turn_end") {
+      this.turnCount += 1
+      if (turn === undefined) return
+      this.open.delete(record.turn_id)
+      if (record.status === "completed") this.complete(turn)
+      return
+    }
+    if (turn === undefined) {
+      turn = new TurnState(record.turn_id, position)
+      this.open.set(record.turn_id, turn)
+    }
+    switch (record.type) {
+      case "user_input":
+        this.questionTexts.push(record.text)
+        turn.question ??= record.text
+        turn.time ??= record.time
+        turn.check.question()
+        turn.add([userMessage(record.text)])
+        return
+      case "model_response": {
+        turn.check.response(record.output)
+        turn.add(record.output, savedOutput(record, text))
+        turn.requests += 1
+        // Only the calls of a valid response belong to the turn: the Agent executes
+        // nothing of an invalid one, and replay and recovery must agree with it.
+        const accepted = acceptedCalls(record.output, new Set(turn.calls.keys()))
+        if (accepted.length > 0) turn.toolTurn = true
+        for (const call of accepted) {
+          const state = turn.call(call.call_id)
+          state.name = call.name
+          state.arguments = call.arguments
+        }
+        return
+      }
+      case "tool_start": {
+        const call = turn.call(record.call_id)
+        call.name ??= record.name
+        call.started = true
+        turn.toolTurn = true
+        return
+      }
+      case "tool_result": {
+        turn.check.result(record.call_id)
+        turn.add([functionCallOutput(record.call_id, JSON.stringify(record.result))])
+        const call = turn.call(record.call_id)
+        call.name ??= record.name
+        call.finished = true
+        return
+      }
+    }
+  }
+
+  /** A completed turn joins the history when it is whole; otherwise it is named as left out. */
+  private complete(turn: TurnState): void {
+    const reason = turn.check.end() ?? turn.unwritable
+    if (reason === undefined) this.history.add(turn.pieces)
+    else this.leftOut.push({ number: this.turnCount, question: turn.question, time: turn.time, reason })
+  }
+
+  /** Counts a line that is kept but is not one of the five records (for positions). */
+  skip(): void {
+    this.lineCount += 1
+  }
+
+  /** How many lines have been applied or skipped: the position of the next one. */
+  get position(): number {
+    return this.lineCount
+  }
+
+  /** Every question, oldest first: a live view, appended to as questions are committed. */
+  get questions(): ReadonlyArray<string> {
+    return this.questionTexts
+  }
+
+  /** The view of turn `turnId` while it is open. */
+  openTurn(turnId: string): OpenTurn | undefined {
+    return this.open.get(turnId)?.view()
+  }
+
+  /** Every turn without a `turn_end`, in the order they began. */
+  openTurns(): ReadonlyArray<OpenTurn> {
+    const views: Array<OpenTurn> = []
+    for (const turn of this.open.values()) views.push(turn.view())
+    return views
+  }
+
+  /** The number of turns that have ended (any status). */
+  get endedTurns(): number {
+    return this.turnCount
+  }
+}

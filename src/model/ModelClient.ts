@@ -36,36 +36,18 @@ import { Secrets } from "../security/Secrets.js"
 import * as Adaptation from "./Adaptation.js"
 import * as Endpoint from "./Endpoint.js"
 import * as ErrorBody from "./ErrorBody.js"
-import type { ToolDefinition } from "../tools/Tool.js"
 import { VERSION } from "../version.js"
-import type { History } from "./History.js"
 import * as HttpTransport from "./HttpTransport.js"
-import type * as ResponseItem from "./ResponseItem.js"
+import * as RequestBody from "./RequestBody.js"
+import type { ModelRequest } from "./RequestBody.js"
 import * as Retry from "./Retry.js"
 import * as StreamEvents from "./StreamEvents.js"
 
 import { ModelError, type ModelEvent } from "./ModelEvent.js"
 
 export { CONTEXT_WINDOW_MESSAGE } from "./StreamEvents.js"
+export { type ModelRequest, requestItems } from "./RequestBody.js"
 export { type CompletedResponse, ModelError, type ModelEvent } from "./ModelEvent.js"
-
-export interface ModelRequest {
-  readonly model: string
-  readonly instructions: string
-  /** The conversation's earlier, completed turns, kept serialised (none when absent). */
-  readonly history?: History
-  /** This turn's input items so far: the user's text, output items verbatim, results. */
-  readonly input: ReadonlyArray<ResponseItem.ResponseItem>
-  readonly tools: ReadonlyArray<ToolDefinition>
-  /** Leave out the reasoning items of the history's first N turns: the endpoint could not use them (Adaptation.ts). */
-  readonly withoutReasoningBefore?: number
-}
-
-/** Every item of a request, parsed: the history's as saved, then this turn's (for clients that read a request rather than send it). */
-export const requestItems = (request: ModelRequest): ReadonlyArray<ResponseItem.ResponseItem> => [
-  ...(request.history?.items() ?? []),
-  ...request.input
-]
 
 /** How to reach the model. The key is not here: the client takes it from the `Secrets` service. */
 export interface ModelClientConfig {
@@ -194,10 +176,7 @@ interface Refusal {
 }
 
 /** How one request is sent, after the adaptations made so far. */
-interface Shape {
-  readonly include: boolean
-  /** The history's first turns sent without their reasoning. */
-  readonly withoutReasoningBefore: number
+interface Shape extends RequestBody.Shape {
   /** The adaptations already made for this request: each is tried once. */
   readonly adapted: ReadonlySet<Adaptation.Adaptation>
 }
@@ -327,39 +306,7 @@ const make = (config: ModelClientConfig) =>
 
     const memoryKey = (request: ModelRequest) => `${endpoint.key} ${request.model}`
 
-    // The parts of a body that stay the same from request to request, as JSON text.
-    const constant = { instructions: "", instructionsJson: "\"\"", tools: new WeakMap<ReadonlyArray<ToolDefinition>, string>() }
-    const instructionsJson = (instructions: string): string => {
-      if (instructions !== constant.instructions) {
-        constant.instructions = instructions
-        constant.instructionsJson = JSON.stringify(instructions)
-      }
-      return constant.instructionsJson
-    }
-    const toolsJson = (tools: ReadonlyArray<ToolDefinition>): string => {
-      let json = constant.tools.get(tools)
-      if (json === undefined) {
-        json = JSON.stringify(tools)
-        constant.tools.set(tools, json)
-      }
-      return json
-    }
-
-    /**
-     * The request body as JSON text: the history as the store keeps it (already
-     * text), then this turn's items as the endpoint takes them back (Endpoint.ts).
-     * The history is joined, never parsed or stringified again.
-     */
-    const body = (request: ModelRequest, shape: Shape): string => {
-      const earlier = request.history?.json(endpoint.family, shape.withoutReasoningBefore) ?? ""
-      let input = earlier
-      for (const item of Endpoint.replay(endpoint.family, request.input)) {
-        input += input.length === 0 ? JSON.stringify(item) : "," + JSON.stringify(item)
-      }
-      return `{"model":${JSON.stringify(request.model)},"instructions":${instructionsJson(request.instructions)},` +
-        `"input":[${input}],"tools":${toolsJson(request.tools)},"store":false,` +
-        `${shape.include ? "\"include\":[\"reasoning.encrypted_content\"]," : ""}"parallel_tool_calls":false,"stream":true}`
-    }
+    const body = RequestBody.writer(endpoint.family)
 
     /** Whether sending the request again with `adaptation` can change the endpoint's answer. */
     const worthAdapting = (request: ModelRequest, shape: Shape, adaptation: Adaptation.Adaptation): boolean => {

@@ -1,0 +1,69 @@
+/**
+ * A model request and its body as JSON text. The history is already text
+ * (`History.ts`); the body joins it with this turn's items, so the cost of a
+ * request grows with what is sent, not with parsing or stringifying the
+ * conversation again. Every item goes back as the endpoint takes it
+ * (`Endpoint.replay`); `store: false`, `parallel_tool_calls: false`, streaming,
+ * and `include` of encrypted reasoning unless the endpoint refused it.
+ */
+import type { ToolDefinition } from "../tools/Tool.js"
+import * as Endpoint from "./Endpoint.js"
+import type { History } from "./History.js"
+import type { ResponseItem } from "./ResponseItem.js"
+
+export interface ModelRequest {
+  readonly model: string
+  readonly instructions: string
+  /** The conversation's earlier, completed turns, kept serialised (none when absent). */
+  readonly history?: History
+  /** This turn's input items so far: the user's text, output items verbatim, results. */
+  readonly input: ReadonlyArray<ResponseItem>
+  readonly tools: ReadonlyArray<ToolDefinition>
+  /** Leave out the reasoning items of the history's first N turns: the endpoint could not use them (Adaptation.ts). */
+  readonly withoutReasoningBefore?: number
+}
+
+/** Every item of a request, parsed: the history's as saved, then this turn's (for clients that read a request rather than send it). */
+export const requestItems = (request: ModelRequest): ReadonlyArray<ResponseItem> => [
+  ...(request.history?.items() ?? []),
+  ...request.input
+]
+
+/** How a body is written after the adaptations made so far (Adaptation.ts). */
+export interface Shape {
+  /** Whether to ask for `reasoning.encrypted_content`. */
+  readonly include: boolean
+  /** The history's first turns sent without their reasoning. */
+  readonly withoutReasoningBefore: number
+}
+
+/**
+ * The body writer for an endpoint of `family`. The instructions and tools are the
+ * same from request to request: each is stringified once, when it changes.
+ */
+export const writer = (family: Endpoint.Family) => {
+  let instructions: string | undefined
+  let instructionsJson = ""
+  const toolsJson = new WeakMap<ReadonlyArray<ToolDefinition>, string>()
+  const constant = (request: ModelRequest): { readonly instructions: string; readonly tools: string } => {
+    if (request.instructions !== instructions) {
+      instructions = request.instructions
+      instructionsJson = JSON.stringify(request.instructions)
+    }
+    let tools = toolsJson.get(request.tools)
+    if (tools === undefined) {
+      tools = JSON.stringify(request.tools)
+      toolsJson.set(request.tools, tools)
+    }
+    return { instructions: instructionsJson, tools }
+  }
+  return (request: ModelRequest, shape: Shape): string => {
+    let input = request.history?.json(family, shape.withoutReasoningBefore) ?? ""
+    for (const item of Endpoint.replay(family, request.input)) {
+      input += input.length === 0 ? JSON.stringify(item) : "," + JSON.stringify(item)
+    }
+    const { instructions, tools } = constant(request)
+    return `{"model":${JSON.stringify(request.model)},"instructions":${instructions},"input":[${input}],"tools":${tools},` +
+      `"store":false,${shape.include ? `"include":["reasoning.encrypted_content"],` : ""}"parallel_tool_calls":false,"stream":true}`
+  }
+}

@@ -50,9 +50,13 @@ const writeAll = (fd: number, bytes: Uint8Array): void => {
   }
 }
 
+const real: SessionDiskShape = {
+  write: (file, bytes) => attempt(() => writeAll(file.fd, bytes)),
+  sync: (file) => attempt(() => Fs.fsyncSync(file.fd))
+}
+
 export class SessionDisk extends Context.Tag("mino/SessionDisk")<SessionDisk, SessionDiskShape>() {
-  static readonly layer: Layer.Layer<SessionDisk> = Layer.succeed(SessionDisk, {
-    write: (file, bytes) => attempt(() => writeAll(file.fd, bytes)),
-    sync: (file) => attempt(() => Fs.fsyncSync(file.fd))
-  })
+  /** The real disk's calls, for a test disk that changes one of them. */
+  static readonly layerValue: SessionDiskShape = real
+  static readonly layer: Layer.Layer<SessionDisk> = Layer.succeed(SessionDisk, real)
 }

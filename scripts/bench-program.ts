@@ -12,6 +12,11 @@
  *   reading and parsing its lines directly; time and peak memory.
  * - `overflow`: BashRunner running `yes` (killed at the output limit) and
  *   `head -c 65536 /dev/zero`, alternately.
+ * - `scale`: a session of N records opened with the real layers, then text turns
+ *   against the loopback model: the time from a turn's completed response to the
+ *   next prompt's questions being ready, and the CPU of one request (built from the
+ *   kept history, sent, its reply read) beside the CPU of writing the same body to
+ *   the same server with `node:http` and reading the same reply.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as Fs from "node:fs"
@@ -27,6 +32,7 @@ import type { AgentEvent } from "../src/agent/AgentEvent.js"
 import { Approver } from "../src/approval/Approver.js"
 import * as Mino from "../src/Mino.js"
 import { ModelClient } from "../src/model/ModelClient.js"
+import * as RequestBody from "../src/model/RequestBody.js"
 import * as ResponsesServer from "../src/model/ResponsesServer.js"
 import { Secrets } from "../src/security/Secrets.js"
 import { SessionStore } from "../src/session/SessionStore.js"
@@ -382,6 +388,102 @@ const overflow = (options: typeof OverflowOptions.Type) =>
   }).pipe(Effect.provide(BashRunner.layer), Effect.provide(Secrets.layerNone))
 
 // ---------------------------------------------------------------------------
+// scale
+
+const ScaleOptions = Schema.Struct({ dir: Schema.String, home: Schema.String, turns: Schema.Int })
+
+/** One POST of `body` to the loopback model, its reply read to the end. */
+const post = (agent: Http.Agent, port: number, body: string): Promise<void> =>
+  new Promise((resolve, reject) => {
+    const request = Http.request(
+      { host: "127.0.0.1", port, method: "POST", path: "/v1/responses", agent, headers: { "content-type": "application/json" } },
+      (response) => {
+        response.resume()
+        response.on("end", () => resolve())
+      }
+    )
+    request.on("error", reject)
+    request.end(body)
+  })
+
+const scale = (options: typeof ScaleOptions.Type) =>
+  Effect.gen(function*() {
+    const cwd = tempDir(options.dir, "work")
+    // Text answers only: every turn is one request.
+    const server = yield* modelProcess(0)
+    let completedAt = 0
+    let respondCpu = 0
+    const model = Layer.effect(
+      ModelClient,
+      Effect.map(ModelClient, (client) =>
+        ModelClient.of({
+          respond: (request) => {
+            const started = cpu()
+            return client.respond(request).pipe(Stream.mapChunks((chunk) => {
+              if (Chunk.some(chunk, (event) => event._tag === "Completed")) {
+                completedAt = now()
+                respondCpu = cpu() - started
+              }
+              return chunk
+            }))
+          }
+        }))
+    ).pipe(Layer.provide(ModelClient.layer({ baseURL: server.url })))
+    const opening = now()
+    const layer = Mino.layer({
+      apiKey: "bench",
+      protectKey: false,
+      modelClient: model,
+      model: "bench",
+      instructions: "Answer.",
+      session: { home: options.home, sessionId: "bench" },
+      bash: { cwd, parentEnv: process.env },
+      approver: Approver.layerStatic(() => true)
+    })
+    const keepAlive = new Http.Agent({ keepAlive: true })
+    yield* Effect.addFinalizer(() => Effect.sync(() => keepAlive.destroy()))
+    return yield* Effect.gen(function*() {
+      const agent = yield* Agent
+      const store = yield* SessionStore
+      const restoreMs = now() - opening
+      const toPrompt: Array<number> = []
+      const requestCpu: Array<number> = []
+      const floorCpu: Array<number> = []
+      const write = RequestBody.writer("compatible")
+      let bodyBytes = 0
+      // One turn to warm up (the SDK loads on the first request), then the measured ones.
+      for (let turn = -1; turn < options.turns; turn++) {
+        yield* agent.turn(`Question ${turn}?`, () => Effect.void)
+        yield* agent.questions
+        const prompt = now() - completedAt
+        // The floor: the same body, as the next request would send it, written with node:http.
+        const body = write({
+          model: "bench",
+          instructions: "Answer.",
+          history: store.history,
+          input: [{ type: "message", role: "user", content: [{ type: "input_text", text: "Next?" }] }],
+          tools: []
+        }, { include: true, withoutReasoningBefore: 0 })
+        // A kept-alive socket the server closed while the turn ran fails at once: send again.
+        let floorStarted = cpu()
+        yield* Effect.promise(() =>
+          post(keepAlive, server.port, body).catch(() => {
+            floorStarted = cpu()
+            return post(keepAlive, server.port, body)
+          })
+        )
+        const floor = cpu() - floorStarted
+        if (turn < 0) continue
+        toPrompt.push(prompt)
+        requestCpu.push(respondCpu)
+        floorCpu.push(floor)
+        bodyBytes = Buffer.byteLength(body)
+      }
+      return { restoreMs, toPrompt: median(toPrompt), requestCpu: median(requestCpu), floorCpu: median(floorCpu), bodyBytes }
+    }).pipe(Effect.provide(layer))
+  }).pipe(Effect.scoped)
+
+// ---------------------------------------------------------------------------
 
 const [mode = "", json = "{}"] = process.argv.slice(2)
 const options = <A, I>(schema: Schema.Schema<A, I>): A => Schema.decodeUnknownSync(Schema.parseJson(schema))(json)
@@ -394,6 +496,8 @@ const program: Effect.Effect<unknown, unknown> =
         ? Effect.suspend(() => restoreRaw(options(RestoreOptions)))
         : mode === "overflow"
           ? Effect.suspend(() => overflow(options(OverflowOptions)))
+          : mode === "scale"
+            ? Effect.suspend(() => scale(options(ScaleOptions)))
           : mode === "model"
             ? Effect.suspend(() => model(options(Schema.Struct({ steps: Schema.Int, announce: Schema.optional(Schema.Boolean) }))))
           : Effect.fail(`unknown mode ${JSON.stringify(mode)}`)

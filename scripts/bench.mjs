@@ -11,6 +11,10 @@
 //             wall time, with the CPU time of Mino's process per step beside it
 //   restore   opening a ~100,000-record, ~50 MB session with SessionStore  vs  readFileSync +
 //             split + JSON.parse; and its peak memory as a multiple of the file size
+//   scale     sessions of 1k, 10k and 100k records: a turn's end until the next prompt's
+//             questions are ready  vs  the same at 1k (flat: the goal); and the CPU of one
+//             request (built from the kept history, sent, its reply read)  vs  writing the same
+//             body to the same server with node:http and reading the same reply
 //   overflow  BashRunner killing `yes` at the 64 KiB output limit  vs  BashRunner
 //             running `head -c 65536 /dev/zero`; and what the gate that holds a command until
 //             the lifeline has armed it adds to its start
@@ -31,7 +35,7 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url))
 const SCRATCH = realpathSync(mkdtempSync(join(tmpdir(), "mino-bench-")))
 process.on("exit", () => rmSync(SCRATCH, { recursive: true, force: true }))
 
-const GOALS = { start: 2, ptyStart: 2, firstQuestion: 1.5, step: 1.5, restore: 1.3, restoreMemory: 2, overflow: 2 }
+const GOALS = { start: 2, ptyStart: 2, firstQuestion: 1.5, step: 1.5, restore: 1.3, restoreMemory: 2, overflow: 2, prompt: 1.5, request: 2 }
 
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b)
@@ -320,8 +324,8 @@ const step = async () => {
 
 const RECORDS = 100_000
 
-/** About 50 MB of completed turns: chats, and tool turns with a reasoning item, a call and its result. */
-const writeSession = (file) =>
+/** About 500 bytes a record of completed turns: chats, and tool turns with a reasoning item, a call and its result. */
+const writeSession = (file, RECORDS = 100_000) =>
   new Promise((resolve, reject) => {
     const out = createWriteStream(file, { mode: 0o600 })
     out.on("error", reject)
@@ -412,6 +416,33 @@ const restore = async () => {
 }
 
 // ---------------------------------------------------------------------------
+// e) cost with the size of the conversation
+
+const scale = async () => {
+  const rows = []
+  let base
+  const results = []
+  for (const records of [1_000, 10_000, 100_000]) {
+    const home = join(SCRATCH, `scale-${records}`)
+    const dir = join(home, ".mino", "sessions")
+    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    await writeSession(join(dir, "bench.jsonl"), records)
+    results.push({ records, ...(await runProgram("scale", { dir: SCRATCH, home, turns: 9 })) })
+  }
+  const k = (n) => `${n / 1000}k`
+  for (const result of results) {
+    base ??= result.toPrompt
+    rows.push(row(`e) turn end -> next prompt, ${k(result.records)} records`, ms(result.toPrompt), `at 1k ${ms(base)}`, result.toPrompt / base, GOALS.prompt,
+      `restore ${ms(result.restoreMs)}`))
+  }
+  for (const result of results) {
+    rows.push(row(`   request CPU, ${k(result.records)} records`, ms(result.requestCpu), `node:http ${ms(result.floorCpu)}`, result.requestCpu / result.floorCpu, GOALS.request,
+      `body ${(result.bodyBytes / 1e6).toFixed(2)} MB: built from the kept history, sent, its reply read; the floor writes the same bytes and reads the same reply`))
+  }
+  return rows
+}
+
+// ---------------------------------------------------------------------------
 // d) overflow stop
 
 const overflow = async () => {
@@ -426,7 +457,7 @@ const overflow = async () => {
 
 // ---------------------------------------------------------------------------
 
-const BENCHES = { start: startup, step, restore, overflow }
+const BENCHES = { start: startup, step, restore, overflow, scale }
 const chosen = process.argv[2]
 if (chosen !== undefined && !(chosen in BENCHES)) {
   process.stderr.write(`usage: node scripts/bench.mjs [${Object.keys(BENCHES).join("|")}]\n`)

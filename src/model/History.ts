@@ -1,25 +1,43 @@
 /**
  * The completed turns of a conversation in the form a request needs: each
- * record's input items kept as JSON text, serialised once when the turn is
- * added, so that a request is assembled by joining text instead of parsing and
- * stringifying the history again (its cost is about the cost of sending it).
+ * record's contribution kept as JSON text, taken from its saved line where the
+ * line holds it (a slice, not a copy), so that a request is assembled by
+ * joining text instead of parsing and stringifying the history again: its cost
+ * is about the cost of sending it.
  *
- * Only reasoning items are sent differently per endpoint (`Endpoint.replayItem`)
- * or left out after an adaptation (`Adaptation.ts`); a piece that holds one is
- * reshaped once per way of sending it, on first use, and the result is kept.
- * Every other piece is the same text for every endpoint.
+ * A question and a result are kept as the line's text of the question and of
+ * the result, and written into their request items when the history is first
+ * joined. Only reasoning items are sent differently per endpoint
+ * (`Endpoint.replayItem`) or left out after an adaptation (`Adaptation.ts`); a
+ * response that holds one is reshaped when a request needs it so. The joined
+ * text of the way last sent is kept, and only extended as turns are added.
+ *
+ * Pieces are held in flat arrays (a long session costs about its replayed text,
+ * not an object per record).
  */
 import * as Endpoint from "./Endpoint.js"
 import type { ResponseItem } from "./ResponseItem.js"
 
-/** How the reasoning items of a piece go back: none to change, verbatim for every endpoint, or reshaped per endpoint. */
-type Reasoning = "none" | "verbatim" | "reshaped"
+/** What a piece's text is, and how it is sent. */
+const enum Kind {
+  /** Output items (the elements of a JSON array), no reasoning among them: sent as they are to every endpoint. */
+  Items,
+  /** Output items whose reasoning all has encrypted content: as they are, unless reasoning is left out. */
+  ItemsVerbatimReasoning,
+  /** Output items with reasoning the endpoint takes in its own form (Endpoint.replayItem). */
+  ItemsReshapedReasoning,
+  /** A question: its text as a JSON string. */
+  Question,
+  /** A result: its JSON text (sent as the `output` string of a `function_call_output`). */
+  Result
+}
 
-/** The input items one record contributes, as the text of a JSON array's elements. */
+/** One record's contribution to a turn. Made by `items`, `question` and `result`. */
 export interface Piece {
-  /** The items' JSON texts joined by commas ("" when there are none). */
-  readonly json: string
-  readonly reasoning: Reasoning
+  readonly kind: Kind
+  readonly text: string
+  /** The call id of a result, as JSON. */
+  readonly callId?: string
 }
 
 const isReasoning = (item: ResponseItem): boolean => item["type"] === "reasoning"
@@ -27,29 +45,39 @@ const isReasoning = (item: ResponseItem): boolean => item["type"] === "reasoning
 const hasEncryptedContent = (item: ResponseItem): boolean =>
   typeof item["encrypted_content"] === "string" && item["encrypted_content"].length > 0
 
-/**
- * The piece for `items`. `json`, when given, is their text as saved (the elements of
- * the array the record's line holds, joined by commas), which spares a stringify.
- * Throws if the items cannot be written as JSON.
- */
-export const piece = (items: ReadonlyArray<ResponseItem>, json?: string): Piece => {
-  let reasoning: Reasoning = "none"
-  for (const item of items) {
-    if (!isReasoning(item)) continue
-    if (!hasEncryptedContent(item)) {
-      reasoning = "reshaped"
-      break
-    }
-    reasoning = "verbatim"
-  }
-  return { json: json ?? joined(items), reasoning }
-}
-
 const joined = (items: ReadonlyArray<ResponseItem>): string => {
   let text = ""
   for (const item of items) text += text.length === 0 ? JSON.stringify(item) : "," + JSON.stringify(item)
   return text
 }
+
+/**
+ * Output items. `json`, when given, is their text as saved (the elements of the
+ * array the record's line holds), which spares a stringify. Throws if the items
+ * cannot be written as JSON.
+ */
+export const items = (output: ReadonlyArray<ResponseItem>, json?: string): Piece => {
+  let kind = Kind.Items
+  for (const item of output) {
+    if (!isReasoning(item)) continue
+    if (!hasEncryptedContent(item)) {
+      kind = Kind.ItemsReshapedReasoning
+      break
+    }
+    kind = Kind.ItemsVerbatimReasoning
+  }
+  return { kind, text: json ?? joined(output) }
+}
+
+/** A question; `json` is its text as a JSON string, as saved, when the line holds it. */
+export const question = (text: string, json?: string): Piece => ({ kind: Kind.Question, text: json ?? JSON.stringify(text) })
+
+/** A result of call `callId`; `json` is the result as saved, when the line holds it. */
+export const result = (callId: string, value: unknown, json?: string): Piece => ({
+  kind: Kind.Result,
+  text: json ?? JSON.stringify(value),
+  callId: JSON.stringify(callId)
+})
 
 /** One way of sending the history: the endpoint family, and how many first turns go without their reasoning. */
 interface Shape {
@@ -57,43 +85,41 @@ interface Shape {
   readonly withoutReasoningBefore: number
 }
 
-const shapeKey = (shape: Shape): string => `${shape.family} ${shape.withoutReasoningBefore}`
-
-/** The text of `piece` for turn `turn` sent in `shape`. */
-const textOf = (piece: Piece, turn: number, shape: Shape): string => {
-  if (piece.reasoning === "none") return piece.json
-  const dropReasoning = turn < shape.withoutReasoningBefore
-  if (piece.reasoning === "verbatim" && !dropReasoning) return piece.json
-  const items = JSON.parse(`[${piece.json}]`) as ReadonlyArray<ResponseItem>
-  const kept = dropReasoning ? items.filter((item) => !isReasoning(item)) : items
-  return joined(Endpoint.replay(shape.family, kept))
-}
-
-/** The history's text in the shape last sent, extended as turns are added. */
+/** The joined text of the shape last sent. */
 interface Cached {
   readonly key: string
-  /** Turns already in `json`. */
-  turns: number
+  /** Pieces already in `json`. */
+  pieces: number
   json: string
 }
 
 export class History {
-  /** Each completed turn's pieces, in order. */
-  private readonly turnPieces: Array<ReadonlyArray<Piece>> = []
-  /** One shape at a time: an endpoint is sent one way until an adaptation changes it. */
-  private cached: Cached | undefined
+  // The pieces, flat: kind, text, and a result's call id, by piece; where each turn ends.
+  private readonly kinds: Array<Kind> = []
+  private readonly texts: Array<string> = []
+  private readonly callIds: Array<string | undefined> = []
+  private readonly turnEnds: Array<number> = []
   /** The turns that hold reasoning, in order. */
   private readonly reasoningTurns: Array<number> = []
+  /** One shape at a time: an endpoint is sent one way until an adaptation changes it. */
+  private cached: Cached | undefined
 
   /** Adds a completed turn (its records' pieces, in order). */
   add(pieces: ReadonlyArray<Piece>): void {
-    if (pieces.some((p) => p.reasoning !== "none")) this.reasoningTurns.push(this.turnPieces.length)
-    this.turnPieces.push(pieces)
+    let reasoning = false
+    for (const piece of pieces) {
+      this.kinds.push(piece.kind)
+      this.texts.push(piece.text)
+      this.callIds.push(piece.callId)
+      reasoning ||= piece.kind === Kind.ItemsVerbatimReasoning || piece.kind === Kind.ItemsReshapedReasoning
+    }
+    if (reasoning) this.reasoningTurns.push(this.turnEnds.length)
+    this.turnEnds.push(this.kinds.length)
   }
 
   /** How many turns it holds. */
   get turns(): number {
-    return this.turnPieces.length
+    return this.turnEnds.length
   }
 
   /** Whether a turn from `from` (inclusive) to `to` (exclusive) holds a reasoning item. */
@@ -109,17 +135,17 @@ export class History {
    */
   json(family: Endpoint.Family, withoutReasoningBefore = 0): string {
     const shape: Shape = { family, withoutReasoningBefore: Math.min(withoutReasoningBefore, this.turns) }
-    const key = shapeKey(shape)
-    if (this.cached?.key !== key) this.cached = { key, turns: 0, json: "" }
+    const key = `${shape.family} ${shape.withoutReasoningBefore}`
+    if (this.cached?.key !== key) this.cached = { key, pieces: 0, json: "" }
     const cached = this.cached
     let text = cached.json
-    for (let turn = cached.turns; turn < this.turnPieces.length; turn++) {
-      for (const piece of this.turnPieces[turn]!) {
-        const part = textOf(piece, turn, shape)
-        if (part.length > 0) text = text.length === 0 ? part : text + "," + part
-      }
+    let turn = this.turnOf(cached.pieces)
+    for (let piece = cached.pieces; piece < this.kinds.length; piece++) {
+      while (this.turnEnds[turn]! <= piece) turn += 1
+      const part = this.textOf(piece, turn < shape.withoutReasoningBefore, shape.family)
+      if (part.length > 0) text = text.length === 0 ? part : text + "," + part
     }
-    cached.turns = this.turnPieces.length
+    cached.pieces = this.kinds.length
     cached.json = text
     return text
   }
@@ -127,7 +153,39 @@ export class History {
   /** The history's items as saved (every item verbatim), parsed: for tests and embedders. */
   items(): ReadonlyArray<ResponseItem> {
     const texts: Array<string> = []
-    for (const pieces of this.turnPieces) for (const piece of pieces) if (piece.json.length > 0) texts.push(piece.json)
+    for (let piece = 0; piece < this.kinds.length; piece++) {
+      const text = this.textOf(piece, false, undefined)
+      if (text.length > 0) texts.push(text)
+    }
     return JSON.parse(`[${texts.join(",")}]`) as ReadonlyArray<ResponseItem>
+  }
+
+  /** The turn piece `piece` belongs to. */
+  private turnOf(piece: number): number {
+    let turn = 0
+    while (turn < this.turnEnds.length && this.turnEnds[turn]! <= piece) turn += 1
+    return turn
+  }
+
+  /** Piece `piece`'s request text; `family` undefined: every item as saved. */
+  private textOf(piece: number, withoutReasoning: boolean, family: Endpoint.Family | undefined): string {
+    const text = this.texts[piece]!
+    switch (this.kinds[piece]!) {
+      case Kind.Question:
+        return `{"type":"message","role":"user","content":[{"type":"input_text","text":${text}}]}`
+      case Kind.Result:
+        return `{"type":"function_call_output","call_id":${this.callIds[piece]!},"output":${JSON.stringify(text)}}`
+      case Kind.Items:
+        return text
+      case Kind.ItemsVerbatimReasoning:
+        if (!withoutReasoning || family === undefined) return text
+        break
+      case Kind.ItemsReshapedReasoning:
+        if (family === undefined) return text
+        break
+    }
+    if (family === undefined) return text
+    const output = JSON.parse(`[${text}]`) as ReadonlyArray<ResponseItem>
+    return joined(Endpoint.replay(family, withoutReasoning ? output.filter((item) => !isReasoning(item)) : output))
   }
 }

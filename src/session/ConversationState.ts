@@ -15,7 +15,7 @@
  */
 import * as History from "../model/History.js"
 import { acceptedCalls, functionCallOutput, type ResponseItem, userMessage } from "../model/ResponseItem.js"
-import type { ModelResponse, SessionRecord } from "./Records.js"
+import type { ModelResponse, SessionRecord, ToolResultRecord, UserInput } from "./Records.js"
 import { TurnCheck } from "./WholeTurns.js"
 
 declare const CommittedBrand: unique symbol
@@ -75,9 +75,61 @@ interface CallState {
   finished: boolean
 }
 
+/**
+ * The JSON text of `record[key]` as the record's line holds it, when the line is
+ * laid out as Mino writes it (`JSON.stringify`: every other value a string, in
+ * the record's key order): the line is then exactly that text with the other keys
+ * around it, which is checked by building them. Else undefined. It spares
+ * stringifying again what the line already holds.
+ */
+const savedText = (record: Readonly<Record<string, unknown>>, text: string, key: string): string | undefined => {
+  let before = "{"
+  let after = ""
+  let seen = false
+  for (const name in record) {
+    const value = record[name]
+    if (name === key) {
+      before += `${JSON.stringify(name)}:`
+      seen = true
+      continue
+    }
+    if (typeof value !== "string") return undefined
+    const pair = `${JSON.stringify(name)}:${JSON.stringify(value)}`
+    if (seen) after += `,${pair}`
+    else before += `${pair},`
+  }
+  after += "}"
+  if (!seen || !text.startsWith(before) || !text.endsWith(after) || text.length <= before.length + after.length) return undefined
+  return text.slice(before.length, text.length - after.length)
+}
+
+/**
+ * A question as the prompt's history keeps it: where its line holds it as a JSON
+ * string without escapes, the characters inside the quotes are the text itself, so
+ * a slice of the line (not a copy) is kept; else the parsed text.
+ */
+const keptQuestion = (record: UserInput, text: string): string => {
+  const json = savedText(record, text, "text")
+  return json !== undefined && !json.includes("\\") ? json.slice(1, -1) : record.text
+}
+
+/** The request items a committed record contributes (none for `tool_start`, `turn_end`). */
+const itemsOf = (record: SessionRecord): ReadonlyArray<ResponseItem> => {
+  switch (record.type) {
+    case "user_input":
+      return [userMessage(record.text)]
+    case "model_response":
+      return record.output
+    case "tool_result":
+      return [functionCallOutput(record.call_id, JSON.stringify(record.result))]
+    default:
+      return []
+  }
+}
+
 class TurnState {
-  /** The turn's input items, for its next request: the turn is small, and each request needs them. */
-  readonly items: Array<ResponseItem> = []
+  /** The turn's records that give it items, for its next request (made into items when asked: the turn is small). */
+  readonly records: Array<SessionRecord> = []
   /** The same items as request text, a piece per record, for the history once the turn completes. */
   readonly pieces: Array<History.Piece> = []
   readonly calls = new Map<string, CallState>()
@@ -90,10 +142,21 @@ class TurnState {
   unwritable: string | undefined
   constructor(readonly turnId: string, readonly firstLine: number) {}
 
-  add(items: ReadonlyArray<ResponseItem>, json?: string): void {
-    for (const item of items) this.items.push(item)
+  /** Adds a record's items, taking their text from its line where the line holds it. */
+  add(record: UserInput | ModelResponse | ToolResultRecord, text: string): void {
+    this.records.push(record)
     try {
-      this.pieces.push(History.piece(items, json))
+      switch (record.type) {
+        case "user_input":
+          this.pieces.push(History.question(record.text, savedText(record, text, "text")))
+          return
+        case "model_response":
+          this.pieces.push(History.items(record.output, savedText(record, text, "output")?.slice(1, -1)))
+          return
+        case "tool_result":
+          this.pieces.push(History.result(record.call_id, record.result, savedText(record, text, "result")))
+          return
+      }
     } catch {
       this.unwritable ??= "its items cannot be written as JSON"
     }
@@ -115,7 +178,7 @@ class TurnState {
     }
     return {
       turnId: this.turnId,
-      items: this.items.slice(),
+      items: this.records.flatMap(itemsOf),
       callIds: new Set(this.calls.keys()),
       requests: this.requests,
       unfinished,
@@ -123,22 +186,6 @@ class TurnState {
       firstLine: this.firstLine
     }
   }
-}
-
-/**
- * The elements of a `model_response` line's `output` array as the line holds them,
- * when it is laid out as Mino writes it (no spaces, `output` last, every other
- * value a string, so the first `"output":[` is that key); else undefined.
- */
-const savedOutput = (record: ModelResponse, text: string): string | undefined => {
-  let last: string | undefined
-  for (const key in record) {
-    if (key !== "output" && typeof (record as Readonly<Record<string, unknown>>)[key] !== "string") return undefined
-    last = key
-  }
-  if (last !== "output" || !text.endsWith("]}")) return undefined
-  const at = text.indexOf("\"output\":[")
-  return at === -1 ? undefined : text.slice(at + 10, -2)
 }
 
 export class ConversationState {
@@ -170,15 +217,15 @@ export class ConversationState {
     }
     switch (record.type) {
       case "user_input":
-        this.questionTexts.push(record.text)
+        this.questionTexts.push(keptQuestion(record, text))
         turn.question ??= record.text
         turn.time ??= record.time
         turn.check.question()
-        turn.add([userMessage(record.text)])
+        turn.add(record, text)
         return
       case "model_response": {
         turn.check.response(record.output)
-        turn.add(record.output, savedOutput(record, text))
+        turn.add(record, text)
         turn.requests += 1
         // Only the calls of a valid response belong to the turn: the Agent executes
         // nothing of an invalid one, and replay and recovery must agree with it.
@@ -200,7 +247,7 @@ export class ConversationState {
       }
       case "tool_result": {
         turn.check.result(record.call_id)
-        turn.add([functionCallOutput(record.call_id, JSON.stringify(record.result))])
+        turn.add(record, text)
         const call = turn.call(record.call_id)
         call.name ??= record.name
         call.finished = true

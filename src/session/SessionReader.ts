@@ -55,17 +55,21 @@ export function* lines(fd: number): Generator<Line> {
       from = first + 1
       lineStart = end
     }
-    // The complete lines of the chunk are decoded as one string, then split: far cheaper
-    // than decoding line by line. UTF-8 never has a 0x0a byte inside a character.
+    // The complete lines of the chunk are decoded as one string, and each line is a slice
+    // of it: far cheaper than decoding line by line, and a line kept is not a copy (the
+    // chunk's text is held while a line of it is). UTF-8 never has a 0x0a byte inside a character.
     const last = buffer.lastIndexOf(0x0a, read - 1)
     if (pieceBytes === 0 && last >= from) {
-      const texts = buffer.toString("utf8", from, last).split("\n")
+      const chunk = buffer.toString("utf8", from, last + 1)
       let at = from
-      for (const text of texts) {
+      let textAt = 0
+      while (at <= last) {
         const newline = buffer.indexOf(0x0a, at)
+        const textEnd = chunk.indexOf("\n", textAt)
         const end = position + newline + 1
-        if (newline > at) yield classify(text, lineStart, end, true)
+        if (newline > at) yield classify(chunk.slice(textAt, textEnd), lineStart, end, true)
         at = newline + 1
+        textAt = textEnd + 1
         lineStart = end
       }
       from = last + 1

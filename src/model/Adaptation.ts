@@ -14,8 +14,10 @@
  *   verified", seen when a proxy or the organisation changed), or takes no
  *   encrypted reasoning at all (vLLM: "Encrypted content is not supported.", when
  *   the conversation began on another endpoint): the request is sent again
- *   without the earlier turns' reasoning items, and the Agent keeps them out of
- *   that conversation's later requests.
+ *   without the earlier turns' reasoning items, and the Agent keeps those turns'
+ *   reasoning out of the later requests while it runs; turns answered after that
+ *   keep theirs. It is not saved: after a restart the first request is refused
+ *   once more and adapts again.
  *
  * The session file is never changed: the items stay there verbatim.
  */
@@ -39,4 +41,4 @@ export const asks = (status: number, said: Said): Adaptation | undefined => {
 export const announcement = (adaptation: Adaptation, model: string): string =>
   adaptation === "without_include"
     ? `the endpoint does not return encrypted reasoning for ${model}; asking again without it (remembered while Mino runs)`
-    : "the endpoint could not use the reasoning of earlier turns; asking again without it (left out for the rest of this conversation)"
+    : "the endpoint could not use the reasoning of earlier turns; asking again without it (it stays out of later requests while Mino runs)"

@@ -227,14 +227,14 @@ const messageItem = (text: string, options: MessageOptions): ResponseItem => ({
   status: "completed",
   role: "assistant",
   ...(options.phase === undefined ? {} : { phase: options.phase }),
-  content: [{ type: "output_text", text, annotations: [] }],
+  content: [{ type: "output_text", text, annotations: [], logprobs: [] }],
   ...options.extra
 })
 
 const messageEvents = (item: ResponseItem, text: string, output_index: number): ReadonlyArray<ServerEvent> => {
   const item_id = item["id"]
   const where = { item_id, output_index, content_index: 0 }
-  const part = { type: "output_text", text, annotations: [] }
+  const part = { type: "output_text", text, annotations: [], logprobs: [] }
   return [
     { type: "response.output_item.added", output_index, item: { ...item, status: "in_progress", content: [] } },
     { type: "response.content_part.added", ...where, part: { ...part, text: "" } },

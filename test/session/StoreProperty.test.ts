@@ -39,6 +39,7 @@ import { SessionDisk } from "../../src/session/SessionDisk.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import type { ToolDefinition } from "../../src/tools/Tool.js"
 import { tempDir } from "../support/Harness.js"
+import { validateRequestBody } from "../support/ResponsesSchema.js"
 
 const RUNS = Number(process.env["MINO_PROPERTY_RUNS"] ?? 400)
 
@@ -73,7 +74,7 @@ const message = (words: string): ResponseItem => ({
   type: "message",
   role: "assistant",
   status: "completed",
-  content: [{ type: "output_text", text: words, annotations: [] }]
+  content: [{ type: "output_text", text: words, annotations: [], logprobs: [] }]
 })
 
 /** The records of one turn; `open` cuts an interrupted turn where a crash would have, leaving it for recovery. */
@@ -325,6 +326,8 @@ const check = (turns: ReadonlyArray<Turn>, crash: number, damages: ReadonlyArray
     const parsed = JSON.parse(a.body) as { input: Array<ResponseItem> }
     expect(parsed.input).toEqual([...JSON.parse(`[${a.history}]`) as Array<ResponseItem>, parsed.input.at(-1)])
     expect(parsed.input.at(-1)!["role"]).toBe("user")
+    // ... and one OpenAI's own schema of POST /responses accepts.
+    expect(validateRequestBody(parsed)).toEqual([])
     // Deterministic: the same bytes give the same context and notices (a second copy, every fourth case).
     if (crash % 4 === 0) {
       const b = yield* onDisk(homeWith(content))

@@ -281,10 +281,10 @@ const benchProgram = async () => {
   return program
 }
 
-const runProgram = async (mode, options) => {
+const runProgram = async (mode, options, flags = []) => {
   const file = await benchProgram()
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [file, mode, JSON.stringify(options)], { cwd: SCRATCH, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(process.execPath, [...flags, file, mode, JSON.stringify(options)], { cwd: SCRATCH, stdio: ["ignore", "pipe", "pipe"] })
     let output = ""
     let errors = ""
     child.stdout.on("data", (text) => (output += text))
@@ -322,10 +322,8 @@ const step = async () => {
 // ---------------------------------------------------------------------------
 // c) restoring a large session
 
-const RECORDS = 100_000
-
 /** About 500 bytes a record of completed turns: chats, and tool turns with a reasoning item, a call and its result. */
-const writeSession = (file, RECORDS = 100_000) =>
+const writeSession = (file, records = 100_000) =>
   new Promise((resolve, reject) => {
     const out = createWriteStream(file, { mode: 0o600 })
     out.on("error", reject)
@@ -354,7 +352,7 @@ const writeSession = (file, RECORDS = 100_000) =>
         content: [{ type: "output_text", text: text(100, turn + n), annotations: [] }]
       }]
     })
-    while (written + 6 <= RECORDS) {
+    while (written + 6 <= records) {
       turn += 1
       const turnId = `00000000-0000-4000-8000-${turn.toString(16).padStart(12, "0")}`
       put({ type: "user_input", turn_id: turnId, text: text(40, turn) })
@@ -395,7 +393,7 @@ const restore = async () => {
   const mino = []
   const raw = []
   for (let i = 0; i < 3; i++) {
-    mino.push(await runProgram("restore-mino", { home, file }))
+    mino.push(await runProgram("restore-mino", { home, file }, ["--expose-gc"]))
     raw.push(await runProgram("restore-raw", { home, file }))
   }
   if (mino[0].contextItems !== contextItems) {
@@ -411,6 +409,7 @@ const restore = async () => {
       `${records} records, ${mb(bytes)}`),
     row("   peak memory of that restore", mb(median(mino.map((r) => r.peakBytes))), `file ${mb(bytes)}`, memory, GOALS.restoreMemory,
       `peak RSS growth while restoring; read+split+parse peaks at ${rawMemory.toFixed(2)}x the file`,
+      `kept after a full GC: ${mb(median(mino.map((r) => r.keptBytes)))} (${(median(mino.map((r) => r.keptBytes)) / bytes).toFixed(2)}x the file); the rest of the peak is garbage of reading in V8's young generation`,
       `not in restore: building the first request's input from the kept history takes ${ms(median(mino.map((r) => r.contextMs)))}`)
   ]
 }

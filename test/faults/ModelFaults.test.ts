@@ -30,7 +30,10 @@ describe("model faults", () => {
         const home = tempDir("faults")
         const ran: Array<string> = []
         const server = yield* scriptedModel([reply, ResponsesServer.textResponse("recovered")])
-        const setup = { home, url: server.url, tools: [EchoTool.make((t) => void ran.push(t))], idleTimeoutMs: 300 }
+        // Only the stall waits for the idle timeout; the others keep the harness's 5 s, so a loaded
+        // machine's slow first response is never read as a stall.
+        const idleTimeoutMs = name === "a stream that stalls" ? 2_000 : undefined
+        const setup = { home, url: server.url, tools: [EchoTool.make((t) => void ran.push(t))], ...(idleTimeoutMs === undefined ? {} : { idleTimeoutMs }) }
         const failed = yield* withAgent(setup, turn("first"))
         expect(failed.outcome.status).toBe("failed")
         expect(failed.outcome.reason).toMatch(message)

@@ -45,7 +45,7 @@ import * as StreamEvents from "./StreamEvents.js"
 
 import { ModelError, type ModelEvent } from "./ModelEvent.js"
 
-export { CONTEXT_WINDOW_MESSAGE } from "./StreamEvents.js"
+export { CONTEXT_WINDOW_MESSAGE } from "./ErrorBody.js"
 export { type ModelRequest, requestItems } from "./RequestBody.js"
 export { type CompletedResponse, ModelError, type ModelEvent } from "./ModelEvent.js"
 
@@ -171,8 +171,8 @@ interface Refusal {
   readonly error: ModelError
   /** What a retry announcement names (`HTTP 429 from the model endpoint`); absent when not retried. */
   readonly retry?: { readonly what: string; readonly afterMs: number | undefined }
-  /** The change that would make the endpoint take the request (Adaptation.ts). */
-  readonly adapt?: Adaptation.Adaptation
+  /** The changes that could make the endpoint take the request, the likelier first (Adaptation.ts). */
+  readonly adapt?: ReadonlyArray<Adaptation.Adaptation>
 }
 
 /** How one request is sent, after the adaptations made so far. */
@@ -279,14 +279,14 @@ const make = (config: ModelClientConfig) =>
         const said = ErrorBody.said(cause.error, cause.headers === undefined ? undefined : errorBodies.get(cause.headers))
         const detail = said.message ?? (said.code === undefined || said.code === null ? "the endpoint gave no reason" : String(said.code))
         const status = cause.status
-        if (status < 500 && StreamEvents.isContextWindow(said)) {
-          return { error: error("context_window", `model request failed: HTTP ${status}: ${StreamEvents.CONTEXT_WINDOW_MESSAGE}`, status) }
+        if (status < 500 && ErrorBody.isContextWindow(said)) {
+          return { error: error("context_window", `model request failed: HTTP ${status}: ${ErrorBody.CONTEXT_WINDOW_MESSAGE}`, status) }
         }
         const failure = error("http", `model request failed: HTTP ${status}: ${detail}`, status)
         const adapt = Adaptation.asks(status, said)
         return status === 429 || status >= 500
           ? { error: failure, retry: { what: `HTTP ${status} from the model endpoint`, afterMs: Retry.retryAfterMs(cause.headers) } }
-          : adapt === undefined ? { error: failure } : { error: failure, adapt }
+          : adapt.length === 0 ? { error: failure } : { error: failure, adapt }
       }
       return { error: error("connection", `model request failed: ${rootMessage(cause)}`) }
     }
@@ -296,8 +296,8 @@ const make = (config: ModelClientConfig) =>
       // The SDK throws APIError for a data object with an `error` field.
       if (cause instanceof sdk.APIError) {
         const said = ErrorBody.said(cause.error, undefined)
-        return StreamEvents.isContextWindow(said)
-          ? error("context_window", `model stream error: ${StreamEvents.CONTEXT_WINDOW_MESSAGE}`)
+        return ErrorBody.isContextWindow(said)
+          ? error("context_window", `model stream error: ${ErrorBody.CONTEXT_WINDOW_MESSAGE}`)
           : error("failed", `model stream error: ${said.message ?? cause.message}`)
       }
       if (cause instanceof SyntaxError) return error("protocol", `model stream sent malformed data: ${cause.message}`)
@@ -350,8 +350,9 @@ const make = (config: ModelClientConfig) =>
                 : requestError(sdk, client.baseURL, cause)
           }).pipe(Effect.either)
           if (Either.isLeft(opened)) {
-            const { error: failure, retry, adapt } = opened.left
-            if (adapt !== undefined && worthAdapting(request, shape, adapt)) {
+            const { error: failure, retry } = opened.left
+            const adapt = opened.left.adapt?.find((candidate) => worthAdapting(request, shape, candidate))
+            if (adapt !== undefined) {
               if (adapt === "without_include") withoutInclude.add(memoryKey(request))
               const announcement: ModelEvent = { _tag: "Adapted", adaptation: adapt, message: Adaptation.announcement(adapt, request.model) }
               const adapted = new Set([...shape.adapted, adapt])

@@ -5,8 +5,10 @@
  * client (ModelClient.ts) both depend on it, not on each other.
  */
 import * as Data from "effect/Data"
-import type { Adaptation } from "./Adaptation.js"
 import type { ResponseItem } from "./ResponseItem.js"
+
+/** A change to a request that an endpoint refused, made to send it again (Adaptation.ts says when). */
+export type Adaptation = "without_include" | "without_earlier_reasoning"
 
 /** The output items of one `response.completed`, exactly as received. */
 export interface CompletedResponse {

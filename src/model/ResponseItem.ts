@@ -18,6 +18,9 @@ import * as Either from "effect/Either"
 export type ResponseItem = Readonly<Record<string, unknown>>
 type Item = ResponseItem
 
+/** A JSON object (not an array): what an item, a content part or an error body is on the wire. */
+export const isObject = (value: unknown): value is ResponseItem => typeof value === "object" && value !== null && !Array.isArray(value)
+
 const isRecord = (value: unknown): value is Item => typeof value === "object" && value !== null
 
 /** The text of a message item: its `output_text` parts and refusals, in order. */

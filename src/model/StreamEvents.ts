@@ -18,40 +18,9 @@
  */
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { CONTEXT_WINDOW_MESSAGE, isContextWindow, type Problem } from "./ErrorBody.js"
 import type { ModelError, ModelEvent } from "./ModelEvent.js"
 import * as ResponseItem from "./ResponseItem.js"
-
-/** The line a context-window failure ends with; #12's `--new` starts that conversation. */
-export const CONTEXT_WINDOW_MESSAGE =
-  "the conversation no longer fits in the model's context window; start a new conversation with `mino --new`"
-
-/** An error `code` as servers send it: OpenAI a string, vLLM and llama.cpp the HTTP status as a number. */
-export type Code = string | number | null | undefined
-
-/** What an error said: its code, type and message, each as the server sent it. */
-export interface Problem {
-  readonly code?: Code
-  readonly type?: string | null | undefined
-  readonly message?: string | null | undefined
-}
-
-/** The codes and types that mean the context window overflowed: OpenAI and Azure, llama.cpp. */
-const CONTEXT_CODES: ReadonlySet<string> = new Set(["context_length_exceeded", "exceed_context_size_error"])
-
-/**
- * The wordings of the same failure: OpenAI ("exceeds the context window"), Azure and
- * vLLM ("maximum context length is"), vLLM ("longer than the maximum model length"), xAI
- * ("maximum prompt length"),
- * llama.cpp ("exceeds the available context size"), Ollama ("longer than the context
- * length", "exceeds the context length"), LiteLLM (`ContextWindowExceededError`).
- */
-const CONTEXT_WORDING = /context (window|length|size)|maximum context|maximum (model|prompt) length|ContextWindowExceeded|context_length_exceeded|exceed_context_size/i
-
-/** Whether an API error is the context window overflowing, by its code, its type or its wording. */
-export const isContextWindow = (problem: Problem): boolean =>
-  (problem.code !== null && problem.code !== undefined && CONTEXT_CODES.has(String(problem.code))) ||
-  (typeof problem.type === "string" && CONTEXT_CODES.has(problem.type)) ||
-  CONTEXT_WORDING.test(problem.message ?? "")
 
 /** A failure, before the client makes it one redacted line. */
 export interface Failure {

@@ -17,11 +17,11 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as fc from "fast-check"
 import * as ResponsesServer from "../../src/model/ResponsesServer.js"
+import type { ResponseItem } from "../../src/model/ResponseItem.js"
 import * as EchoTool from "../support/EchoTool.js"
 import { scriptedModel, sessionLines, tempDir, turn, withAgent } from "../support/Harness.js"
 
 type Step = ResponsesServer.Step
-type Item = Readonly<Record<string, unknown>>
 
 // ---------------------------------------------------------------------------
 // Raw garbage, each kind with what an SSE client must make of it.
@@ -43,7 +43,7 @@ const GARBAGE = [
 ] as const
 type Garbage = (typeof GARBAGE)[number]
 
-const FORGED_CALL: Item = {
+const FORGED_CALL: ResponseItem = {
   id: "fc_forged",
   type: "function_call",
   status: "completed",
@@ -113,7 +113,7 @@ const isCompleted = (step: Step): step is ResponsesServer.ServerEvent =>
   typeof step === "object" && "type" in step && step.type === "response.completed"
 
 const withIds = (event: ResponsesServer.ServerEvent, mode: IdMode, pick: number, earlier: ReadonlyArray<string>) => {
-  const response = event["response"] as { readonly output: ReadonlyArray<Item> }
+  const response = event["response"] as { readonly output: ReadonlyArray<ResponseItem> }
   const output = response.output.map((item) => ({ ...item }))
   const calls = output.filter((item) => item["type"] === "function_call")
   const target = calls[pick % Math.max(1, calls.length)]
@@ -182,24 +182,24 @@ const mutate = (base: ReadonlyArray<Step>, mutations: ReadonlyArray<Mutation>, e
 // ---------------------------------------------------------------------------
 // The oracle.
 
-type StreamOutcome = { readonly kind: "completed"; readonly output: ReadonlyArray<Item> } | { readonly kind: "failed" }
+type StreamOutcome = { readonly kind: "completed"; readonly output: ReadonlyArray<ResponseItem> } | { readonly kind: "failed" }
 const FAILED: StreamOutcome = { kind: "failed" }
 
-const isItem = (value: unknown): value is Item => typeof value === "object" && value !== null && !Array.isArray(value)
+const isItem = (value: unknown): value is ResponseItem => typeof value === "object" && value !== null && !Array.isArray(value)
 
 /**
  * The output of a response.completed without one (or with an empty one): the
  * items of the output_item.done events received so far, by output_index when each
  * has one, else in arrival order.
  */
-const finishedItems = (done: ReadonlyArray<{ readonly item: Item; readonly index: unknown }>): ReadonlyArray<Item> =>
+const finishedItems = (done: ReadonlyArray<{ readonly item: ResponseItem; readonly index: unknown }>): ReadonlyArray<ResponseItem> =>
   done.every((entry) => typeof entry.index === "number")
     ? [...done].sort((a, b) => (a.index as number) - (b.index as number)).map((entry) => entry.item)
     : done.map((entry) => entry.item)
 
 /** What a client makes of steps that all reach it, in order, then the end or a drop. */
 const readStream = (steps: ReadonlyArray<Step>): StreamOutcome => {
-  const done: Array<{ readonly item: Item; readonly index: unknown }> = []
+  const done: Array<{ readonly item: ResponseItem; readonly index: unknown }> = []
   for (const step of steps) {
     if (step === "drop" || step === "stall") return FAILED
     if ("delay" in step || "wait" in step) continue
@@ -266,12 +266,12 @@ interface TurnResult {
   readonly responses: number
 }
 
-const hasText = (item: Item): boolean =>
+const hasText = (item: ResponseItem): boolean =>
   item["type"] === "message" && Array.isArray(item["content"]) &&
   item["content"].some((part) => isItem(part) && part["type"] === "output_text" && typeof part["text"] === "string" && part["text"] !== "")
 
 /** The spec's validity of a completed response's calls (a response with no text and no call is invalid too). */
-const validCalls = (output: ReadonlyArray<Item>, used: ReadonlySet<string>): ReadonlyArray<Item> | undefined => {
+const validCalls = (output: ReadonlyArray<ResponseItem>, used: ReadonlySet<string>): ReadonlyArray<ResponseItem> | undefined => {
   const calls = output.filter((item) => item["type"] === "function_call")
   if (calls.length === 0 && !output.some(hasText)) return undefined
   const ids = calls.map((call) => call["call_id"])
@@ -281,7 +281,7 @@ const validCalls = (output: ReadonlyArray<Item>, used: ReadonlySet<string>): Rea
   return calls
 }
 
-const echoText = (call: Item): string => (JSON.parse(String(call["arguments"])) as { text: string }).text
+const echoText = (call: ResponseItem): string => (JSON.parse(String(call["arguments"])) as { text: string }).text
 
 /** Every turn result the replies allow; the scripted model repeats its last reply. */
 const expectedTurns = (replies: ReadonlyArray<ReadonlyArray<Step>>): ReadonlyArray<TurnResult> => {

@@ -8,10 +8,10 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import type { AgentEvent } from "../../src/agent/AgentEvent.js"
 import * as ResponsesServer from "../../src/model/ResponsesServer.js"
+import type { ResponseItem } from "../../src/model/ResponseItem.js"
 import * as EchoTool from "../support/EchoTool.js"
 import { inputOf, scriptedModel, sessionLines, tempDir, turn, types, withAgent } from "../support/Harness.js"
 
-type Item = Record<string, unknown>
 type Steps = Array<ResponsesServer.Step>
 
 const echoCall = (callId = "c1") => ({ call_id: callId, name: "echo", arguments: JSON.stringify({ text: "ran" }) })
@@ -19,12 +19,12 @@ const echoCall = (callId = "c1") => ({ call_id: callId, name: "echo", arguments:
 const isEvent = (step: ResponsesServer.Step): step is ResponsesServer.ServerEvent => typeof step === "object" && "type" in step
 
 /** `steps` with its response.completed's `response` replaced by `edit(response)`. */
-const editCompleted = (steps: Steps, edit: (response: Item) => Item): Steps =>
+const editCompleted = (steps: Steps, edit: (response: ResponseItem) => ResponseItem): Steps =>
   steps.map((step) =>
-    isEvent(step) && step.type === "response.completed" ? { ...step, response: edit(step["response"] as Item) } : step
+    isEvent(step) && step.type === "response.completed" ? { ...step, response: edit(step["response"] as ResponseItem) } : step
   )
 
-const outputOf = (response: Item): Array<Item> => response["output"] as Array<Item>
+const outputOf = (response: ResponseItem): Array<ResponseItem> => response["output"] as Array<ResponseItem>
 
 const shownText = (events: ReadonlyArray<AgentEvent>) =>
   events.flatMap((event) => (event._tag === "TextDelta" ? [event.text] : [])).join("")
@@ -112,7 +112,7 @@ describe("act only on a successful response.completed", () => {
         expectFailedAndForgotten(result, new RegExp(`^invalid response: the model sent an output item of type "${type}", which Mino cannot handle$`))
         // Kept in the file verbatim, for the record; never sent back.
         const saved = result.lines.find((line) => line["type"] === "model_response")
-        expect((saved?.["output"] as Array<Item>)[0]).toEqual(unknown)
+        expect((saved?.["output"] as Array<ResponseItem>)[0]).toEqual(unknown)
         expect(result.lines.at(-1)).toMatchObject({ type: "turn_end", status: "failed" })
       }))
   }
@@ -143,7 +143,7 @@ describe("replay what the API can take back", () => {
       expect((yield* withAgent(setup, turn("second"))).outcome.status).toBe("completed")
 
       const saved = sessionLines(home).find((line) => line["type"] === "model_response")
-      expect((saved?.["output"] as Array<Item>).slice(0, 2)).toEqual([plain, emptyBlob])
+      expect((saved?.["output"] as Array<ResponseItem>).slice(0, 2)).toEqual([plain, emptyBlob])
       const requests = yield* server.requests
       for (const request of requests.slice(1)) {
         const ids = inputOf(request).map((item) => item["id"])

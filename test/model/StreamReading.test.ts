@@ -11,10 +11,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "effect/FastCheck"
+import * as ErrorBody from "../../src/model/ErrorBody.js"
 import type { ModelEvent } from "../../src/model/ModelEvent.js"
+import type { ResponseItem } from "../../src/model/ResponseItem.js"
 import * as StreamEvents from "../../src/model/StreamEvents.js"
-
-type Json = Record<string, unknown>
 
 interface Shape {
   readonly items: ReadonlyArray<{ readonly kind: "message" | "call"; readonly text: string }>
@@ -44,7 +44,7 @@ const shapeArb: fc.Arbitrary<Shape> = fc.record({
 })
 
 const build = (shape: Shape) => {
-  const items: Array<Json> = shape.items.map((item, index) =>
+  const items: Array<ResponseItem> = shape.items.map((item, index) =>
     item.kind === "message"
       ? {
         ...(shape.finalMessageId ? { id: `msg_${index}` } : {}),
@@ -55,8 +55,8 @@ const build = (shape: Shape) => {
       }
       : { id: `fc_${index}`, type: "function_call", status: "completed", call_id: `call_${index}`, name: "bash", arguments: "{}" }
   )
-  const events: Array<Json> = [{ type: "response.created", response: { id: "resp_1" } }]
-  const done: Array<Json> = []
+  const events: Array<ResponseItem> = [{ type: "response.created", response: { id: "resp_1" } }]
+  const done: Array<ResponseItem> = []
   shape.items.forEach((item, index) => {
     if (item.kind === "message") {
       // The deltas name the item as the server does; the whole item may differ (no id).
@@ -77,7 +77,7 @@ const build = (shape: Shape) => {
   return { items, events }
 }
 
-const read = (events: ReadonlyArray<Json>) => {
+const read = (events: ReadonlyArray<ResponseItem>) => {
   const interpret = StreamEvents.reader()
   const emitted: Array<ModelEvent> = []
   for (const event of events) {
@@ -123,7 +123,7 @@ describe("reading a stream", () => {
 })
 
 describe("what an error said", () => {
-  const cases: ReadonlyArray<readonly [string, StreamEvents.Problem, boolean]> = [
+  const cases: ReadonlyArray<readonly [string, ErrorBody.Problem, boolean]> = [
     ["OpenAI's code", { code: "context_length_exceeded", message: "Your input exceeds the context window of this model." }, true],
     ["Azure's wording", { message: "This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens." }, true],
     ["vLLM, numeric code", { code: 400, message: "This model's maximum context length is 4096 tokens. However, you requested 5097 tokens." }, true],
@@ -137,7 +137,7 @@ describe("what an error said", () => {
   ]
   for (const [name, problem, overflow] of cases) {
     it(`${name}: ${overflow ? "the context window" : "not the context window"}`, () => {
-      expect(StreamEvents.isContextWindow(problem)).toBe(overflow)
+      expect(ErrorBody.isContextWindow(problem)).toBe(overflow)
     })
   }
 

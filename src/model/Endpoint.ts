@@ -5,7 +5,8 @@
  * key, and how earlier output items are sent back to it (the replay rule).
  *
  * The replay rule, per family, from each server's source and recorded traffic
- * (the fixtures under `test/model/endpoints/` name them):
+ * (the fixtures under `test/model/endpoints/` name them, `Rules.ts` holds each
+ * server's input rules):
  *
  * - `openai` (api.openai.com, Azure OpenAI hosts, api.x.ai): under `store: false`
  *   the server resolves a reasoning item only from its `encrypted_content`; one
@@ -13,16 +14,27 @@
  *   is left out; every other item goes back verbatim.
  * - `compatible` (every other host: LM Studio, Ollama, llama.cpp, vLLM, gpt-oss's
  *   server, OpenRouter, LiteLLM, proxies): these servers rebuild the chat from the
- *   items and keep no state. Reasoning with `encrypted_content` goes back verbatim
- *   (Ollama puts its thinking there); reasoning whose text is in `content` goes back
- *   as `{ type, id, summary, content }` with only its text parts, the form llama.cpp
- *   (summary array and non-empty content required), gpt-oss (summary required) and
- *   vLLM (no encrypted content accepted) all take; reasoning with neither is left out
- *   (llama.cpp rejects an empty `content`). Every other item goes back verbatim.
+ *   items and keep no state.
+ *   - Reasoning with `encrypted_content` goes back verbatim: Ollama reads its
+ *     thinking from there (openai/responses.go), LiteLLM its Anthropic thinking
+ *     blocks (transformation.py, `_encode_thinking_blocks`), OpenRouter documents
+ *     the field for input. A server that cannot read it says so (vLLM: "Encrypted
+ *     content is not supported.", llama.cpp: `item['content'] is not an array`),
+ *     and Adaptation.ts leaves earlier turns' reasoning out from then on; Mino
+ *     cannot tell those servers from Ollama or LiteLLM by their URL.
+ *   - Reasoning whose text is in `content` goes back as `{ id, type, summary,
+ *     content }` with its text parts joined into one `reasoning_text` part (by a
+ *     newline, as vLLM's harmony path joins them): vLLM reads only `content[0]`
+ *     (responses/utils.py @ 01ca842; its harmony path asserts exactly one part,
+ *     harmony_utils.py @ 04750fc), llama.cpp only `content[0].text`
+ *     (server-chat.cpp @ 03eb25f); llama.cpp and gpt-oss require the `summary`
+ *     array, gpt-oss takes only `reasoning_text` parts.
+ *   - Reasoning with neither is left out (llama.cpp rejects an empty `content`).
+ *   - Every other item goes back verbatim.
  *
  * Nothing here changes what is saved: the session file keeps every item verbatim.
  */
-import type { ResponseItem } from "./ResponseItem.js"
+import { isObject, type ResponseItem } from "./ResponseItem.js"
 
 export type Family = "openai" | "compatible"
 
@@ -38,7 +50,24 @@ export interface Endpoint {
   readonly key: string
 }
 
-const AZURE_HOSTS = [".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com"]
+/**
+ * Azure's hosts for key auth, the global cloud's and the sovereign clouds' (Azure
+ * Government: `openai.azure.us` in MicrosoftDocs/azure-ai-docs
+ * articles/ai-foundry/openai/azure-government.md @ 08a16a0, `*.cognitiveservices.azure.us`
+ * in MicrosoftDocs/azure-docs articles/azure-government/compare-azure-government-global-azure.md
+ * @ 0023c96; Azure operated by 21Vianet: `.openai.azure.cn`, `.cognitiveservices.azure.cn`).
+ * A custom domain or an API Management gateway in front of Azure is not recognised:
+ * it is a compatible endpoint, and the key goes as a bearer token.
+ */
+const AZURE_HOSTS = [
+  ".openai.azure.com",
+  ".cognitiveservices.azure.com",
+  ".services.ai.azure.com",
+  ".openai.azure.us",
+  ".cognitiveservices.azure.us",
+  ".openai.azure.cn",
+  ".cognitiveservices.azure.cn"
+]
 const OPENAI_HOSTS = ["api.openai.com", "api.x.ai"]
 
 const hostOf = (url: string): string | undefined => {
@@ -87,15 +116,13 @@ export const authorize = (endpoint: Endpoint, headers: Headers, apiKey: string):
   headers.set("api-key", apiKey)
 }
 
-const isRecord = (value: unknown): value is ResponseItem => typeof value === "object" && value !== null && !Array.isArray(value)
-
 const nonEmpty = (value: unknown): value is string => typeof value === "string" && value.length > 0
 
-/** The text parts of a reasoning item's `content` (`reasoning_text`, or any part with text). */
-const reasoningText = (item: ResponseItem): ReadonlyArray<ResponseItem> => {
+/** The text of a reasoning item's `content` parts (`reasoning_text`, or any part with text), in order. */
+const reasoningText = (item: ResponseItem): ReadonlyArray<string> => {
   const content = item["content"]
   if (!Array.isArray(content)) return []
-  return content.filter((part): part is ResponseItem => isRecord(part) && nonEmpty(part["text"]))
+  return content.flatMap((part) => (isObject(part) && nonEmpty(part["text"]) ? [part["text"]] : []))
 }
 
 /**
@@ -113,7 +140,7 @@ export const replayItem = (family: Family, item: ResponseItem): ResponseItem | u
     ...(typeof item["id"] === "string" ? { id: item["id"] } : {}),
     type: "reasoning",
     summary: Array.isArray(summary) ? summary : [],
-    content: text.map((part) => ({ type: "reasoning_text", text: part["text"] }))
+    content: [{ type: "reasoning_text", text: text.join("\n") }]
   }
 }
 

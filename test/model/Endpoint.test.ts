@@ -15,6 +15,15 @@ describe("Endpoint.parse", () => {
     ["https://mino.openai.azure.com/openai/v1", "openai", true],
     ["https://mino.cognitiveservices.azure.com/openai?api-version=2025-04-01-preview", "openai", true],
     ["https://mino.services.ai.azure.com/openai/v1", "openai", true],
+    // Azure Government and Azure operated by 21Vianet: the same key header.
+    ["https://mino.openai.azure.us/openai/v1", "openai", true],
+    ["https://mino.cognitiveservices.azure.us/openai?api-version=2025-04-01-preview", "openai", true],
+    ["https://mino.openai.azure.cn/openai/v1", "openai", true],
+    ["https://MINO.CognitiveServices.Azure.CN/openai/v1", "openai", true],
+    // A custom domain or an API Management gateway in front of Azure: not recognisable, a compatible endpoint.
+    ["https://ai.contoso.example/openai/v1", "compatible", false],
+    ["https://contoso.azure-api.net/openai/v1", "compatible", false],
+    ["https://openai.azure.us.evil.example/v1", "compatible", false],
     ["https://openrouter.ai/api/v1", "compatible", false],
     ["http://localhost:11434/v1", "compatible", false],
     ["http://127.0.0.1:8080/v1", "compatible", false],
@@ -56,6 +65,19 @@ describe("Endpoint.replay", () => {
 
   it("openai: reasoning only with its encrypted_content, verbatim; everything else verbatim", () => {
     expect(Endpoint.replay("openai", [encrypted, text, summaryOnly, message])).toEqual([encrypted, message])
+  })
+
+  it("compatible: several text parts go back as one, joined by a newline (vLLM and llama.cpp read only the first)", () => {
+    const parts = {
+      id: "rs_4",
+      type: "reasoning",
+      summary: [{ type: "summary_text", text: "plan" }],
+      content: [{ type: "reasoning_text", text: "first" }, { type: "reasoning_text", text: "" }, { type: "output_text", text: "second", annotations: [] }],
+      role: "system"
+    }
+    expect(Endpoint.replay("compatible", [parts])).toEqual([
+      { id: "rs_4", type: "reasoning", summary: [{ type: "summary_text", text: "plan" }], content: [{ type: "reasoning_text", text: "first\nsecond" }] }
+    ])
   })
 
   it("compatible: encrypted verbatim, text as { id, type, summary, content }, neither left out", () => {

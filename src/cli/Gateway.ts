@@ -197,9 +197,9 @@ const renderer = Effect.gen(function*() {
           yield* out(terminal.style("yellow", yield* fitted(Escape.forLine(event.message))) + "\n")
           return yield* startSpinner("waiting for the model")
         case "ModelAdapted":
-          // One dim line: the request goes on, changed, and nothing is wrong with the chat.
+          // One dim line (broken at word boundaries, like the retry line): the request goes on, changed.
           yield* ownLine
-          yield* out(terminal.style("dim", Escape.forLine(event.message)) + "\n")
+          yield* out(terminal.style("dim", yield* fitted(Escape.forLine(event.message))) + "\n")
           return yield* startSpinner("waiting for the model")
         case "TextDelta": {
           const next = event.item ?? item

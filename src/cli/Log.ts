@@ -55,7 +55,8 @@ const turns = (records: ReadonlyArray<SessionRecord>): ReadonlyArray<Turn> => {
         turn.input = record
         break
       case "model_response": {
-        const text = record.output.map(messageText).join("")
+        // Only the assistant's words: an invalid response may hold a `system` message, never shown as the answer.
+        const text = record.output.filter((item) => item["type"] === "message" && item["role"] === "assistant").map(messageText).join("")
         if (text.length > 0) turn.answer = text
         // The calls of an invalid response never ran and never will: the same rule as replay and recovery.
         for (const accepted of acceptedCalls(record.output, new Set(turn.calls.keys()))) {

@@ -27,11 +27,10 @@ import { Agent } from "../../../src/agent/Agent.js"
 import type { AgentEvent } from "../../../src/agent/AgentEvent.js"
 import { Approver } from "../../../src/approval/Approver.js"
 import * as Mino from "../../../src/Mino.js"
+import { isObject, type ResponseItem } from "../../../src/model/ResponseItem.js"
 import * as ResponsesServer from "../../../src/model/ResponsesServer.js"
 import type { ToolDisplay } from "../../../src/tools/Tool.js"
 import { sessionLines, tempDir } from "../../support/Harness.js"
-
-export type Json = Readonly<Record<string, unknown>>
 
 export interface Source {
   readonly kind: "recorded" | "rebuilt"
@@ -51,7 +50,7 @@ export interface Stream {
   readonly comments?: ReadonlyArray<string>
   /** Whether `data: [DONE]` follows the events. */
   readonly done?: boolean
-  readonly events: ReadonlyArray<Json>
+  readonly events: ReadonlyArray<ResponseItem>
 }
 
 export const API_KEY = "sk-conformance-4b7d9e1f3a5c"
@@ -72,29 +71,27 @@ export const steps = (stream: Stream): Array<ResponsesServer.Step> => [
   ...(stream.done === true ? [{ raw: "data: [DONE]\n\n" }] : [])
 ]
 
-const isJson = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
-
 /** The response's output as the stream gives it: completed.output if it has items, else the finished items. */
-export const outputOf = (stream: Stream): ReadonlyArray<Json> => {
+export const outputOf = (stream: Stream): ReadonlyArray<ResponseItem> => {
   const completed = stream.events.find((event) => event["type"] === "response.completed")
   const response = completed?.["response"]
-  const output = isJson(response) ? response["output"] : undefined
-  if (Array.isArray(output) && output.length > 0) return output.filter(isJson)
-  return stream.events.filter((event) => event["type"] === "response.output_item.done").map((event) => event["item"]).filter(isJson)
+  const output = isObject(response) ? response["output"] : undefined
+  if (Array.isArray(output) && output.length > 0) return output.filter(isObject)
+  return stream.events.filter((event) => event["type"] === "response.output_item.done").map((event) => event["item"]).filter(isObject)
 }
 
 /** The text a person should see: every message's output text, once, in order. */
 export const textOf = (stream: Stream): string =>
   outputOf(stream).filter((item) => item["type"] === "message").flatMap((item) =>
     Array.isArray(item["content"])
-      ? item["content"].filter(isJson).flatMap((part) => (part["type"] === "output_text" && typeof part["text"] === "string" ? [part["text"]] : []))
+      ? item["content"].filter(isObject).flatMap((part) => (part["type"] === "output_text" && typeof part["text"] === "string" ? [part["text"]] : []))
       : []
   ).join("")
 
 /** A request body's input items. */
-export const inputOf = (body: unknown): ReadonlyArray<Json> => {
-  const input = isJson(body) ? body["input"] : undefined
-  return Array.isArray(input) ? input.filter(isJson) : []
+export const inputOf = (body: unknown): ReadonlyArray<ResponseItem> => {
+  const input = isObject(body) ? body["input"] : undefined
+  return Array.isArray(input) ? input.filter(isObject) : []
 }
 
 /** The problems every Responses server finds: an output without its call, a call without an id. */
@@ -177,6 +174,40 @@ const agentLayer = (family: Family, url: string, home: string, cwd: string, appr
     approver: Approver.layerStatic(approve)
   })
 
+/** One process's part of a conversation: its endpoint, the server standing in for it, the questions asked. */
+interface Leg {
+  readonly family: Family
+  readonly server: ResponsesServer.ResponsesServer
+  readonly questions: ReadonlyArray<string>
+}
+
+/**
+ * Runs each leg's questions as turns, one Agent (one process, as it were) per
+ * leg, all on one session file; returns each turn's events and end, the
+ * approvals and the file.
+ */
+const converse = (legs: ReadonlyArray<Leg>) =>
+  Effect.gen(function*() {
+    const home = tempDir("conformance")
+    const cwd = Fs.realpathSync(tempDir("conformance-cwd"))
+    const approvals: Array<ToolDisplay> = []
+    const runs: Array<Run> = []
+    for (const leg of legs) {
+      yield* Effect.gen(function*() {
+        const agent = yield* Agent
+        for (const question of leg.questions) {
+          const events: Array<AgentEvent> = []
+          const outcome = yield* agent.turn(question, (event) => Effect.sync(() => void events.push(event)))
+          runs.push({ events, status: outcome.status, reason: outcome.reason })
+        }
+      }).pipe(
+        Effect.provide(agentLayer(leg.family, leg.server.url, home, cwd, (display) => (approvals.push(display), true))),
+        Effect.scoped
+      )
+    }
+    return { runs, approvals, lines: sessionLines(home) }
+  })
+
 /**
  * Runs `questions` as turns, one Agent (one process, as it were) for each list of
  * `sessions`, all on one session file and one server; returns each turn's events
@@ -185,25 +216,8 @@ const agentLayer = (family: Family, url: string, home: string, cwd: string, appr
 export const chat = (family: Family, replies: Replies, ...sessions: ReadonlyArray<ReadonlyArray<string>>) =>
   Effect.gen(function*() {
     const server = yield* serve(replies)
-    const home = tempDir("conformance")
-    const cwd = Fs.realpathSync(tempDir("conformance-cwd"))
-    const approvals: Array<ToolDisplay> = []
-    const runs: Array<Run> = []
-    for (const questions of sessions) {
-      yield* Effect.gen(function*() {
-        const agent = yield* Agent
-        for (const question of questions) {
-          const events: Array<AgentEvent> = []
-          const outcome = yield* agent.turn(question, (event) => Effect.sync(() => void events.push(event)))
-          runs.push({ events, status: outcome.status, reason: outcome.reason })
-        }
-      }).pipe(
-        Effect.provide(agentLayer(family, server.url, home, cwd, (display) => (approvals.push(display), true))),
-        Effect.scoped
-      )
-    }
-    const requests = yield* server.requests
-    return { runs, requests, approvals, lines: sessionLines(home) }
+    const result = yield* converse(sessions.map((questions) => ({ family, server, questions })))
+    return { ...result, requests: yield* server.requests }
   })
 
 export const shown = (run: Run): string => run.events.flatMap((event) => (event._tag === "TextDelta" ? [event.text] : [])).join("")
@@ -229,12 +243,14 @@ const expectTakenBack = (family: Family, body: unknown, toolCall: Stream) => {
         expect(input).toContainEqual(reasoning)
         break
       case "content": {
-        const text = (reasoning["content"] as ReadonlyArray<Json>).filter((part) => typeof part["text"] === "string" && part["text"] !== "")
+        // Its text parts as one (vLLM and llama.cpp read only the first part).
+        const parts = Array.isArray(reasoning["content"]) ? reasoning["content"].filter(isObject) : []
+        const text = parts.flatMap((part) => (typeof part["text"] === "string" && part["text"] !== "" ? [part["text"]] : []))
         expect(input).toContainEqual({
           ...(reasoning["id"] === undefined ? {} : { id: reasoning["id"] }),
           type: "reasoning",
           summary: Array.isArray(reasoning["summary"]) ? reasoning["summary"] : [],
-          content: text.map((part) => ({ type: "reasoning_text", text: part["text"] }))
+          content: [{ type: "reasoning_text", text: text.join("\n") }]
         })
         break
       }
@@ -297,7 +313,7 @@ export const conformance = (family: Family) =>
     }
   })
 
-const hasInclude = (body: unknown): boolean => isJson(body) && body["include"] !== undefined
+const hasInclude = (body: unknown): boolean => isObject(body) && body["include"] !== undefined
 
 /**
  * Item 1's first adaptation against `family`: the endpoint refuses `include` with
@@ -358,4 +374,56 @@ export const adaptsToUnverifiableReasoning = (family: Family, refusal: Responses
       expect(inputOf(requests[4]!.body).some((item) => item["type"] === "function_call")).toBe(true)
       // The file still holds the reasoning verbatim.
       expect(lines.find((line) => line["type"] === "model_response")?.["output"]).toEqual(outputOf(family.toolCall))
+    }))
+
+/** Ollama's tool-call turn, its thinking only in `encrypted_content` (openai/responses.go @ 01d04d5): a conversation to move elsewhere. */
+export const ollamaTurn = (accepts: Family["accepts"]): Family => ({
+  name: "Ollama",
+  model: "qwen3:8b",
+  text: load("ollama.text"),
+  toolCall: load("ollama.tool-call"),
+  afterTool: load("ollama.after-tool"),
+  accepts,
+  reasoning: "verbatim",
+  errors: []
+})
+
+/**
+ * A conversation begun on `from` (a tool call and its answer, in one process)
+ * and continued on `to` after a restart with another `OPENAI_BASE_URL`: `to`
+ * answers every request its input rules reject with `refusal` (the error that
+ * server sends for that problem), as the server itself would, and plays its text
+ * stream otherwise. Its first request carries `from`'s reasoning, which it cannot
+ * read: refused once, then asked again without the earlier reasoning, announced
+ * once; the next turn leaves it out from the start; the tool call and its output
+ * stay in the context; the file keeps every item verbatim.
+ */
+export const continuesOn = (from: Family, to: Family, refusal: (problem: string) => ResponsesServer.HttpError) =>
+  it.scopedLive(`a conversation begun on ${from.name} goes on: what ${to.name} cannot read is left out, once refused`, () =>
+    Effect.gen(function*() {
+      const first = yield* serve([steps(from.toolCall), steps(from.afterTool ?? from.text)])
+      const then = yield* serve((request) => {
+        const problems = to.accepts(request.body)
+        return problems.length > 0 ? refusal(problems[0]!) : steps(to.text)
+      })
+      const { runs, lines } = yield* converse([
+        { family: from, server: first, questions: ["Run echo mino-conformance."] },
+        { family: to, server: then, questions: ["Second.", "Third."] }
+      ])
+      expect(runs.map((run) => run.status)).toEqual(["completed", "completed", "completed"])
+      expect(runs.map((run) => run.events.filter((event) => event._tag === "ModelAdapted").length)).toEqual([0, 1, 0])
+      for (const request of yield* first.requests) expect(from.accepts(request.body)).toEqual([])
+      const requests = yield* then.requests
+      // Refused once for the reasoning it cannot read, then taken: three requests for two turns.
+      expect(requests.map((request) => to.accepts(request.body).length > 0)).toEqual([true, false, false])
+      const reasoning = outputOf(from.toolCall).filter((item) => item["type"] === "reasoning")
+      expect(reasoning.length).toBeGreaterThan(0)
+      expect(inputOf(requests[0]!.body)).toContainEqual(reasoning[0])
+      for (const request of requests.slice(1)) {
+        const input = inputOf(request.body)
+        expect(input.some((item) => item["type"] === "reasoning")).toBe(false)
+        expect(input.some((item) => item["type"] === "function_call")).toBe(true)
+        expect(input.some((item) => item["type"] === "function_call_output")).toBe(true)
+      }
+      expect(lines.find((line) => line["type"] === "model_response")?.["output"]).toEqual(outputOf(from.toolCall))
     }))

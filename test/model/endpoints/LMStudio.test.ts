@@ -8,8 +8,12 @@
  * lmstudio-ai/lmstudio-bug-tracker#237 and dyad-sh/dyad#925 quote it ("... the model is loaded with context
  * length of only 2048 tokens ...").
  *
- * Input rules: LM Studio is closed source; its recorded follow-ups are the Open Responses shapes, reasoning
- * going back as its text (Rules.openResponses).
+ * Input rules: LM Studio is closed source. Its documentation (lmstudio.ai/blog/lmstudio-v0.3.29) says it
+ * implements `/v1/responses` after OpenAI's, and it is a member of the Open Responses specification, so
+ * Rules.openResponses is that specification's input schema (openresponses/openresponses @ ebf2ab1). The only
+ * recorded follow-up (vercel/ai lmstudio-tool-call.2) was built by a client that sends no reasoning back
+ * (convert-to-open-responses-input.ts), so how LM Studio uses reasoning text sent back is not observed;
+ * Mino sends it as the specification's `reasoning_text` content.
  */
 import { describe } from "@effect/vitest"
 import { conformance, type Family, load } from "./Driver.js"

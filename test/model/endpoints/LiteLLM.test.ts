@@ -4,13 +4,18 @@
  * Streams: BerriAI/litellm, litellm/responses/litellm_completion_transformation/streaming_iterator.py
  * @ 005f04edb6e853cbb89a797a4d0e4638ea800a75 (the bridge that serves a chat-completions model as Responses):
  * the message at output_index 0, calls from index 1 with the call id as item_id, arguments in 10-character
- * deltas, sequence numbers on every event.
+ * deltas, sequence numbers on most events. The tool call is a Claude turn with extended thinking: the
+ * reasoning item and the text both at output_index 0 (the text never announced by output_item.added), the
+ * message's output_item.done last with sequence_number 1, and in response.completed (transformation.py at the
+ * same commit) a reasoning item with `role: "assistant"`, its thinking as output_text content and the signed
+ * thinking blocks JSON-encoded in `encrypted_content`.
  * Error bodies: LiteLLM wraps the upstream error in its own message, `{"error": {"message":
  * "litellm.BadRequestError: OpenAIException - {…}", "type", "param", "code": "400"}}` — the include refusal
  * exactly as pydantic/pydantic-ai#3326 quotes it (the upstream `param: "include"` only inside the text), and a
  * ContextWindowExceededError.
  *
- * Input rules: Rules.openResponses (the bridge maps messages, calls, outputs and reasoning to chat messages).
+ * Input rules: Rules.liteLlm (transformation.py at the same commit). Reasoning goes back verbatim: it carries
+ * `encrypted_content` (the thinking blocks Anthropic needs back with a tool result), which LiteLLM reads.
  */
 import { describe } from "@effect/vitest"
 import { adaptsToNoInclude, conformance, type Family, load } from "./Driver.js"
@@ -24,8 +29,8 @@ const family: Family = {
   text: load("litellm.text"),
   toolCall: load("litellm.tool-call"),
   afterTool: load("litellm.after-tool"),
-  accepts: Rules.openResponses,
-  reasoning: "omitted",
+  accepts: Rules.liteLlm,
+  reasoning: "verbatim",
   errors: [
     {
       name: "HTTP 400 ContextWindowExceededError, code as a string",

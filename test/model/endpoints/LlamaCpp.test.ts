@@ -9,11 +9,16 @@
  * "type"}}`, with `exceed_context_size_error` and n_prompt_tokens/n_ctx for a full context.
  *
  * Input rules: Rules.llamaCpp (tools/server/server-chat.cpp @ 03eb25f39343f1c9ecc6f85ca4f9796a6ab7b230): a
- * reasoning item needs a summary array and non-empty content text, so reasoning goes back as its text.
+ * reasoning item needs a summary array and non-empty content text, so reasoning goes back as its text. A
+ * conversation begun on an endpoint whose reasoning is only encrypted (Ollama's, OpenAI's) carries items it
+ * refuses (`item['content'] is not an array`): Mino leaves the earlier turns' reasoning out from then on.
  */
 import { describe } from "@effect/vitest"
-import { conformance, type Family, load } from "./Driver.js"
+import { conformance, continuesOn, type Family, load, ollamaTurn } from "./Driver.js"
 import * as Rules from "./Rules.js"
+
+/** llama.cpp's error for a request it cannot convert (server_task_result_error::to_json, invalid_request_error). */
+const llamaError = (message: string) => ({ status: 400, body: { error: { code: 400, message, type: "invalid_request_error" } } })
 
 const family: Family = {
   name: "llama.cpp",
@@ -42,8 +47,8 @@ const family: Family = {
     },
     {
       name: "HTTP 400 an item it cannot read",
-      reply: { status: 400, body: { error: { code: 400, message: "item['content'] is not an array", type: "invalid_request_error" } } },
-      line: /^model request failed: HTTP 400: item\['content'\] is not an array$/
+      reply: llamaError("Cannot determine type of 'item'"),
+      line: /^model request failed: HTTP 400: Cannot determine type of 'item'$/
     },
     {
       name: "HTTP 503 while the model loads",
@@ -55,4 +60,7 @@ const family: Family = {
 
 describe("endpoint conformance", () => {
   conformance(family)
+  describe("llama.cpp adaptations", () => {
+    continuesOn(ollamaTurn(Rules.ollama), family, llamaError)
+  })
 })

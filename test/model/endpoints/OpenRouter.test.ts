@@ -1,13 +1,19 @@
 /**
- * OpenRouter (openrouter.ai/api/v1) — recorded traffic, the tool call rebuilt on it.
+ * OpenRouter (openrouter.ai/api/v1) — recorded text; the tool call rebuilt from OpenRouter's published API
+ * description (OpenRouter is closed source; no recording of a Responses tool call is public).
  *
- * Stream: pydantic/pydantic-ai, tests/models/cassettes/test_openai_responses/test_openai_responses_raw_cot_stream_openrouter.yaml
+ * Text: pydantic/pydantic-ai, tests/models/cassettes/test_openai_responses/test_openai_responses_raw_cot_stream_openrouter.yaml
  * @ a1da64ce8901320ca86100f14f4bf39b02f735a3: `: OPENROUTER PROCESSING` first, `data:` lines without `event:`,
  * reasoning as `content` text with no encrypted_content, ids in response.completed that differ from the
- * streamed ones, then `data: [DONE]`. The tool call keeps that framing and those shapes, with a function_call.
+ * streamed ones, then `data: [DONE]`.
+ * Tool call: OpenRouterTeam/docs, openapi/openapi.yaml @ c26125a5fa92cb52ac67f0c75b717229567db716 (the event
+ * and item shapes), in that recording's framing; the call's arguments empty in every streamed event and
+ * given only in response.completed, as OpenRouterTeam/ai-sdk-provider commit fb49892 reports of OpenRouter's
+ * Responses stream.
  * Error bodies: OpenRouter's `{"error": {"code": <number>, "message": ...}}` (numeric codes).
  *
- * Input rules: the Open Responses shapes (Rules.openResponses); reasoning goes back as its text.
+ * Input rules: Rules.openRouter (that API description): reasoning needs an `id` and a `summary` list, its
+ * text as `reasoning_text` parts; reasoning goes back as its text.
  */
 import { describe } from "@effect/vitest"
 import { conformance, type Family, load } from "./Driver.js"
@@ -19,7 +25,7 @@ const family: Family = {
   model: "openai/gpt-oss-20b",
   text: load("openrouter.text"),
   toolCall: load("openrouter.tool-call"),
-  accepts: Rules.openResponses,
+  accepts: Rules.openRouter,
   reasoning: "content",
   errors: [
     {

@@ -8,10 +8,11 @@
  * (the HTTP status as a number), with its context wording "maximum context length".
  *
  * Input rules: Rules.vllm (responses/utils.py @ 01ca842df5b1ddd7f91aa376294040d126a453f2): reasoning with
- * encrypted content is refused ("Encrypted content is not supported."); its text is read from `content`.
+ * encrypted content is refused ("Encrypted content is not supported."); its text is `content[0]` when it has
+ * content parts, else `summary[0]`, so reasoning goes back with its text as one part.
  */
 import { describe } from "@effect/vitest"
-import { adaptsToUnverifiableReasoning, conformance, type Family, load } from "./Driver.js"
+import { conformance, continuesOn, type Family, load, ollamaTurn } from "./Driver.js"
 import * as Rules from "./Rules.js"
 
 const vllmError = (status: number, message: string, type: string) => ({ status, body: { error: { message, type, param: null, code: status } } })
@@ -42,12 +43,9 @@ const family: Family = {
   ]
 }
 
-// A conversation begun on an endpoint with encrypted reasoning (Ollama's, OpenAI's) and continued on vLLM.
-const continued: Family = { ...family, name: "vLLM after an endpoint with encrypted reasoning", toolCall: load("ollama.tool-call"), afterTool: load("ollama.after-tool") }
-
 describe("endpoint conformance", () => {
   conformance(family)
   describe("vLLM adaptations", () => {
-    adaptsToUnverifiableReasoning(continued, vllmError(400, "Encrypted content is not supported.", "BadRequestError"))
+    continuesOn(ollamaTurn(Rules.ollama), family, (problem) => vllmError(400, problem, "BadRequestError"))
   })
 })

@@ -24,7 +24,9 @@
  *     cannot tell those servers from Ollama or LiteLLM by their URL.
  *   - Reasoning whose text is in `content` goes back as `{ id, type, summary,
  *     content }` with its text parts joined into one `reasoning_text` part (by a
- *     newline, as vLLM's harmony path joins them): vLLM reads only `content[0]`
+ *     newline, as vLLM's harmony path joins them), and OpenRouter's `signature`
+ *     and `format` when it has them (its openapi.yaml: the provider's signed
+ *     thinking, which Anthropic needs back with a tool result): vLLM reads only `content[0]`
  *     (responses/utils.py @ 01ca842; its harmony path asserts exactly one part,
  *     harmony_utils.py @ 04750fc), llama.cpp only `content[0].text`
  *     (server-chat.cpp @ 03eb25f); llama.cpp and gpt-oss require the `summary`
@@ -140,7 +142,10 @@ export const replayItem = (family: Family, item: ResponseItem): ResponseItem | u
     ...(typeof item["id"] === "string" ? { id: item["id"] } : {}),
     type: "reasoning",
     summary: Array.isArray(summary) ? summary : [],
-    content: [{ type: "reasoning_text", text: text.join("\n") }]
+    content: [{ type: "reasoning_text", text: text.join("\n") }],
+    // OpenRouter's proof of a provider's thinking (Anthropic's signed blocks), which that provider needs back.
+    ...(nonEmpty(item["signature"]) ? { signature: item["signature"] } : {}),
+    ...(nonEmpty(item["format"]) ? { format: item["format"] } : {})
   }
 }
 

@@ -80,6 +80,28 @@ describe("Endpoint.replay", () => {
     ])
   })
 
+  it("compatible: OpenRouter's signature and format go back with the text (its openapi.yaml example), nothing else of the item", () => {
+    const anthropic = {
+      content: [{ text: "First, we analyze the problem...", type: "reasoning_text" }],
+      format: "anthropic-claude-v1",
+      id: "reasoning-123",
+      signature: "EvcBCkgIChABGAIqQKkSDbRuVEQUk9qN1odC098l9SEj...",
+      status: "completed",
+      summary: [{ text: "Analyzed the problem and found the optimal solution.", type: "summary_text" }],
+      type: "reasoning"
+    }
+    expect(Endpoint.replay("compatible", [anthropic])).toEqual([
+      {
+        id: "reasoning-123",
+        type: "reasoning",
+        summary: anthropic.summary,
+        content: [{ type: "reasoning_text", text: "First, we analyze the problem..." }],
+        signature: anthropic.signature,
+        format: "anthropic-claude-v1"
+      }
+    ])
+  })
+
   it("compatible: encrypted verbatim, text as { id, type, summary, content }, neither left out", () => {
     expect(Endpoint.replay("compatible", [encrypted, text, summaryOnly, message])).toEqual([
       encrypted,

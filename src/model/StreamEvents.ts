@@ -14,7 +14,9 @@
  * whole (in `output_item.done` or `response.completed`) whose text was already
  * streamed under any of those is not shown again (only what the deltas left out
  * of its end, if they stopped short), and one whose text never streamed is shown
- * then.
+ * then. A response.completed that renames the finished messages (new ids and new
+ * places: LiteLLM's bridge before it aligned them) lists them in the same order:
+ * its k-th message is the k-th finished one, shown once.
  */
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -86,13 +88,16 @@ export type Interpretation = ReadonlyArray<ModelEvent> | Failure
 
 export const isFailure = (interpretation: Interpretation): interpretation is Failure => !Array.isArray(interpretation)
 
-/** Streamed text under one key: an item id, an output index, or the message being streamed. */
-interface Group {
+/** A message's text on the screen: the key it went under, and all of it shown so far. */
+interface OnScreen {
   readonly key: string
+  text: string
+}
+
+/** Streamed text under one key: an item id, an output index, or the message being streamed. */
+interface Group extends OnScreen {
   readonly kind: "id" | "index" | "anonymous"
   claimed: boolean
-  /** The text streamed under it so far. */
-  text: string
 }
 
 /** The output of `output_item.done` events: by `output_index` when every item has one, else as they came. */
@@ -113,6 +118,10 @@ export const reader = (): (event: unknown) => Interpretation => {
   // each finished message closes the current anonymous group.
   let anonymous = 0
   const done: Array<{ readonly item: ResponseItem.ResponseItem; readonly index: number | undefined }> = []
+  // Messages finished in output_item.done (with their output_index), each as it is on the screen: a
+  // response.completed that renames them (new ids and new places, as LiteLLM's bridge did before it
+  // aligned its ids with the streamed ones) lists the same messages in the same order.
+  const finished: Array<{ readonly index: number | undefined; readonly screen: OnScreen }> = []
 
   const deltaGroup = (itemId: string | null | undefined, index: number | null | undefined): Group => {
     const [key, kind]: readonly [string, Group["kind"]] = typeof itemId === "string"
@@ -143,8 +152,11 @@ export const reader = (): (event: unknown) => Interpretation => {
     return undefined
   }
 
-  /** The text of a message seen whole, unless it was shown already. */
-  const wholeMessage = (item: ResponseItem.ResponseItem, index: number): ModelEvent | undefined => {
+  /**
+   * A message seen whole: the text to show of it (none when it was shown already), and what of it is
+   * on the screen. `same` is the finished message it may be under another id and place.
+   */
+  const wholeMessage = (item: ResponseItem.ResponseItem, index: number, same?: OnScreen): { readonly event: ModelEvent | undefined; readonly screen: OnScreen } | undefined => {
     if (item["type"] !== "message") return undefined
     const id = typeof item["id"] === "string" ? item["id"] : undefined
     const keys = [...(id === undefined ? [] : [`id:${id}`]), `#${index}`]
@@ -152,11 +164,16 @@ export const reader = (): (event: unknown) => Interpretation => {
     for (const key of keys) handled.add(key)
     const text = ResponseItem.messageText(item)
     const refusal = ResponseItem.isRefusal(item) ? { refusal: true } : {}
+    const shown = (screen: OnScreen, rest: string) => {
+      screen.text += rest
+      return { event: rest.length > 0 ? { _tag: "TextDelta" as const, text: rest, item: screen.key, ...refusal } : undefined, screen }
+    }
+    // The same message renamed: only an end not yet shown is added.
+    if (same !== undefined && same.text.length > 0 && text.startsWith(same.text)) return shown(same, text.slice(same.text.length))
     const group = streamed(id, index)
     // What streamed is shown; only an end the deltas left out is added (never the text a second time).
-    const rest = group === undefined ? text : text.startsWith(group.text) ? text.slice(group.text.length) : ""
-    if (group !== undefined) group.text += rest
-    return rest.length > 0 ? { _tag: "TextDelta", text: rest, item: group?.key ?? keys[0]!, ...refusal } : undefined
+    if (group === undefined) return shown({ key: keys[0]!, text: "" }, text)
+    return shown(group, text.startsWith(group.text) ? text.slice(group.text.length) : "")
   }
 
   /** Acts only on a successful response.completed: status `completed` (when given) and no error. */
@@ -174,9 +191,14 @@ export const reader = (): (event: unknown) => Interpretation => {
     // completed.output wins when it has items; else the stream's finished items are the output.
     const output = response.output !== undefined && response.output !== null && response.output.length > 0 ? response.output : assemble(done)
     const events: Array<ModelEvent> = []
+    const order = finished.every((message) => message.index !== undefined)
+      ? [...finished].sort((a, b) => (a.index ?? 0) - (b.index ?? 0))
+      : finished
+    let messages = 0
     output.forEach((item, index) => {
-      const text = wholeMessage(item, index)
-      if (text !== undefined) events.push(text)
+      const same = item["type"] === "message" ? order[messages++]?.screen : undefined
+      const seen = wholeMessage(item, index, same)
+      if (seen?.event !== undefined) events.push(seen.event)
     })
     events.push({ _tag: "Completed", response: { id: response.id ?? "", output } })
     return events
@@ -202,9 +224,10 @@ export const reader = (): (event: unknown) => Interpretation => {
         const { item, output_index } = event
         const index = typeof output_index === "number" ? output_index : undefined
         done.push({ item, index })
-        const text = wholeMessage(item, index ?? done.length - 1)
+        const seen = wholeMessage(item, index ?? done.length - 1)
+        if (seen !== undefined) finished.push({ index, screen: seen.screen })
         if (item["type"] === "message") anonymous += 1
-        return text === undefined ? [] : [text]
+        return seen?.event === undefined ? [] : [seen.event]
       }
       case "response.completed":
         return isCompleted(event) ? completed(event) : failure("protocol", "model stream sent a malformed response.completed event")

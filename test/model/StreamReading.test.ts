@@ -7,7 +7,8 @@
  * short, output_item.done sent out of order (when an id or an index pairs them with their
  * deltas). Invariants: the text shown is each
  * message's text exactly once, in order; the response is completed.output when it
- * has items, else the finished items in output_index order.
+ * has items, else the finished items in output_index order; a completed.output that
+ * renames the finished messages (new ids, new places) shows nothing again.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "effect/FastCheck"
@@ -22,7 +23,8 @@ interface Shape {
   readonly deltaIds: "both" | "item_id" | "output_index" | "none"
   readonly finalMessageId: boolean
   readonly doneIndex: boolean
-  readonly completedOutput: "full" | "missing" | "empty"
+  /** `renamed`: every message under a new id, after a reasoning item that moves them all one place on. */
+  readonly completedOutput: "full" | "missing" | "empty" | "renamed"
   /** How many characters of each message the deltas carry before they stop (the rest only in the whole item). */
   readonly cut: number
   /** Finished items sent in reverse order (each with its output_index, when it has one). */
@@ -38,7 +40,7 @@ const shapeArb: fc.Arbitrary<Shape> = fc.record({
   deltaIds: fc.constantFrom("both" as const, "item_id" as const, "output_index" as const, "none" as const),
   finalMessageId: fc.boolean(),
   doneIndex: fc.boolean(),
-  completedOutput: fc.constantFrom("full" as const, "missing" as const, "empty" as const),
+  completedOutput: fc.constantFrom("full" as const, "missing" as const, "empty" as const, "renamed" as const),
   cut: fc.integer({ min: 0, max: 30 }),
   reversed: fc.boolean()
 })
@@ -72,9 +74,20 @@ const build = (shape: Shape) => {
     else events.push(finished)
   })
   events.push(...done)
-  const output = shape.completedOutput === "full" ? { output: items } : shape.completedOutput === "empty" ? { output: [] } : {}
+  // Renamed as LiteLLM's bridge did before it aligned its ids: the same messages, in the same order.
+  const renamed: Array<ResponseItem> = [
+    { id: "rs_final", type: "reasoning", summary: [] },
+    ...items.map((item, index) => (item["type"] === "message" ? { ...item, id: `msg_final_${index}` } : item))
+  ]
+  const output = shape.completedOutput === "full"
+    ? { output: items }
+    : shape.completedOutput === "renamed"
+    ? { output: renamed }
+    : shape.completedOutput === "empty"
+    ? { output: [] }
+    : {}
   events.push({ type: "response.completed", response: { id: "resp_1", status: "completed", ...output } })
-  return { items, events }
+  return { items: shape.completedOutput === "renamed" ? renamed : items, events }
 }
 
 const read = (events: ReadonlyArray<ResponseItem>) => {

@@ -24,13 +24,13 @@
  *     cannot tell those servers from Ollama or LiteLLM by their URL.
  *   - Reasoning whose text is in `content` goes back as `{ id, type, summary,
  *     content }` with its text parts joined into one `reasoning_text` part (by a
- *     newline, as vLLM's harmony path joins them), and OpenRouter's `signature`
- *     and `format` when it has them (its openapi.yaml: the provider's signed
- *     thinking, which Anthropic needs back with a tool result): vLLM reads only `content[0]`
+ *     newline, as vLLM's harmony path joins them): vLLM reads only `content[0]`
  *     (responses/utils.py @ 01ca842; its harmony path asserts exactly one part,
  *     harmony_utils.py @ 04750fc), llama.cpp only `content[0].text`
  *     (server-chat.cpp @ 03eb25f); llama.cpp and gpt-oss require the `summary`
- *     array, gpt-oss takes only `reasoning_text` parts.
+ *     array, gpt-oss takes only `reasoning_text` parts. OpenRouter's `signature`
+ *     and `format` go with it when present (its openapi.yaml: the provider's
+ *     signed thinking, which Anthropic needs back with a tool result).
  *   - Reasoning with neither is left out (llama.cpp rejects an empty `content`).
  *   - Every other item goes back verbatim.
  *

@@ -21,15 +21,13 @@ type Item = ResponseItem
 /** A JSON object (not an array): what an item, a content part or an error body is on the wire. */
 export const isObject = (value: unknown): value is ResponseItem => typeof value === "object" && value !== null && !Array.isArray(value)
 
-const isRecord = (value: unknown): value is Item => typeof value === "object" && value !== null
-
 /** The text of a message item: its `output_text` parts and refusals, in order. */
 export const messageText = (item: Item): string => {
   const content = item["content"]
   if (!Array.isArray(content)) return ""
   let text = ""
   for (const part of content) {
-    if (!isRecord(part)) continue
+    if (!isObject(part)) continue
     if (part["type"] === "output_text" && typeof part["text"] === "string") text += part["text"]
     if (part["type"] === "refusal" && typeof part["refusal"] === "string") text += part["refusal"]
   }
@@ -39,8 +37,8 @@ export const messageText = (item: Item): string => {
 /** A message whose content is a refusal (and no other text): the model declined. */
 export const isRefusal = (item: Item): boolean => {
   const content = item["content"]
-  return Array.isArray(content) && content.some((part) => isRecord(part) && part["type"] === "refusal") &&
-    !content.some((part) => isRecord(part) && part["type"] === "output_text" && part["text"] !== "")
+  return Array.isArray(content) && content.some((part) => isObject(part) && part["type"] === "refusal") &&
+    !content.some((part) => isObject(part) && part["type"] === "output_text" && part["text"] !== "")
 }
 
 /** The input item for a user's text. */

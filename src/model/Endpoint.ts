@@ -15,7 +15,9 @@
  * - `compatible` (every other host: LM Studio, Ollama, llama.cpp, vLLM, gpt-oss's
  *   server, OpenRouter, LiteLLM, proxies): these servers rebuild the chat from the
  *   items and keep no state.
- *   - Reasoning with `encrypted_content` goes back verbatim: Ollama reads its
+ *   - Reasoning with `encrypted_content` goes back verbatim (with an empty
+ *     `summary` list when it has none, as LiteLLM's own items: the Open Responses
+ *     schema and llama.cpp require one): Ollama reads its
  *     thinking from there (openai/responses.go), LiteLLM its Anthropic thinking
  *     blocks (transformation.py, `_encode_thinking_blocks`), OpenRouter documents
  *     the field for input. A server that cannot read it says so (vLLM: "Encrypted
@@ -133,8 +135,9 @@ const reasoningText = (item: ResponseItem): ReadonlyArray<string> => {
  */
 export const replayItem = (family: Family, item: ResponseItem): ResponseItem | undefined => {
   if (item["type"] !== "reasoning") return item
-  if (nonEmpty(item["encrypted_content"])) return item
-  if (family === "openai") return undefined
+  if (family === "openai") return nonEmpty(item["encrypted_content"]) ? item : undefined
+  // The summary list the Open Responses schema and llama.cpp require (LiteLLM's own items have none).
+  if (nonEmpty(item["encrypted_content"])) return Array.isArray(item["summary"]) ? item : { ...item, summary: [] }
   const text = reasoningText(item)
   if (text.length === 0) return undefined
   const summary = item["summary"]

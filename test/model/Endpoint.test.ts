@@ -67,6 +67,12 @@ describe("Endpoint.replay", () => {
     expect(Endpoint.replay("openai", [encrypted, text, summaryOnly, message])).toEqual([encrypted, message])
   })
 
+  it("compatible: encrypted reasoning without a summary list (LiteLLM's own items) gets an empty one, else verbatim", () => {
+    const liteLlm = { type: "reasoning", id: "rs_1", status: "completed", role: "assistant", content: [{ type: "output_text", text: "thinking", annotations: [] }], encrypted_content: "[{\"type\":\"thinking\"}]" }
+    expect(Endpoint.replay("compatible", [liteLlm])).toEqual([{ ...liteLlm, summary: [] }])
+    expect(Endpoint.replay("openai", [liteLlm])).toEqual([liteLlm])
+  })
+
   it("compatible: several text parts go back as one, joined by a newline (vLLM and llama.cpp read only the first)", () => {
     const parts = {
       id: "rs_4",

@@ -245,7 +245,8 @@ const expectTakenBack = (family: Family, body: unknown, toolCall: Stream) => {
   for (const reasoning of reasonings) {
     switch (family.reasoning) {
       case "verbatim":
-        expect(input).toContainEqual(reasoning)
+        // An empty summary list is added where it has none (LiteLLM's items), as the Open Responses schema asks.
+        expect(input).toContainEqual(Array.isArray(reasoning["summary"]) ? reasoning : { ...reasoning, summary: [] })
         break
       case "content": {
         // Its text parts as one (vLLM and llama.cpp read only the first part).

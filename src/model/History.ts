@@ -22,7 +22,7 @@ import type { ResponseItem } from "./ResponseItem.js"
 const enum Kind {
   /** Output items (the elements of a JSON array), no reasoning among them: sent as they are to every endpoint. */
   Items,
-  /** Output items whose reasoning all has encrypted content: as they are, unless reasoning is left out. */
+  /** Output items whose reasoning all has encrypted content and a summary list: as they are, unless reasoning is left out. */
   ItemsVerbatimReasoning,
   /** Output items with reasoning the endpoint takes in its own form (Endpoint.replayItem). */
   ItemsReshapedReasoning,
@@ -60,7 +60,8 @@ export const items = (output: ReadonlyArray<ResponseItem>, json?: string): Piece
   let kind = Kind.Items
   for (const item of output) {
     if (!isReasoning(item)) continue
-    if (!hasEncryptedContent(item)) {
+    // Without its summary list, encrypted reasoning gains one for some endpoints (Endpoint.replayItem).
+    if (!hasEncryptedContent(item) || !Array.isArray(item["summary"])) {
       kind = Kind.ItemsReshapedReasoning
       break
     }

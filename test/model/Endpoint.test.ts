@@ -4,8 +4,10 @@
  * Azure's key header, the replay rule per family, and every error body shape.
  */
 import { describe, expect, it } from "@effect/vitest"
+import * as fc from "effect/FastCheck"
 import * as Endpoint from "../../src/model/Endpoint.js"
 import * as ErrorBody from "../../src/model/ErrorBody.js"
+import * as History from "../../src/model/History.js"
 
 describe("Endpoint.parse", () => {
   const cases: ReadonlyArray<readonly [string | undefined, Endpoint.Family, boolean]> = [
@@ -143,4 +145,28 @@ describe("mino --help", () => {
     expect(environment.split("\n").map((line) => line.trim().split(/\s+/)[0])).toEqual(["OPENAI_API_KEY", "OPENAI_BASE_URL", "MINO_MODEL", "NO_COLOR", "HOME", "XDG_CACHE_HOME"])
     expect(Help.text()).not.toMatch(/AZURE|API_VERSION|api-version|OPENAI_ORG|OLLAMA_|LM_STUDIO|OPENROUTER_|XAI_/)
   })
+})
+
+describe("the kept history follows the replay rule", () => {
+  const reasoning = fc.oneof(
+    fc.constant({ id: "rs_e", type: "reasoning", summary: [], encrypted_content: "gAAAA" }),
+    // LiteLLM's own: encrypted, no summary list.
+    fc.constant({ id: "rs_l", type: "reasoning", encrypted_content: "[{\"type\":\"thinking\"}]", content: [{ type: "output_text", text: "t" }] }),
+    fc.constant({ id: "rs_t", type: "reasoning", summary: [], content: [{ type: "reasoning_text", text: "a" }, { type: "reasoning_text", text: "b" }] }),
+    fc.constant({ id: "rs_s", type: "reasoning", summary: [{ type: "summary_text", text: "s" }] })
+  )
+  const other = fc.oneof(
+    fc.constant({ id: "m", type: "message", role: "assistant", content: [{ type: "output_text", text: "hi", annotations: [], logprobs: [] }] }),
+    fc.constant({ id: "fc", type: "function_call", call_id: "c", name: "bash", arguments: "{}" })
+  )
+  const turns = fc.array(fc.array(fc.oneof(reasoning, other), { maxLength: 4 }), { minLength: 1, maxLength: 4 })
+
+  it.prop("for every family, the history's request text is the replay of its items (300 cases)", [turns], ([outputs]) => {
+    const history = new History.History()
+    for (const output of outputs) history.add([History.question("q"), History.items(output)])
+    const items = outputs.flatMap((output) => [{ type: "message", role: "user", content: [{ type: "input_text", text: "q" }] }, ...output])
+    for (const family of ["openai", "compatible"] as const) {
+      expect(JSON.parse(`[${history.json(family)}]`)).toEqual(Endpoint.replay(family, items))
+    }
+  }, { fastCheck: { numRuns: 300 } })
 })

@@ -89,7 +89,8 @@ const excerpt = (text: string): string => {
 
 /**
  * What the body said. `error` is what the SDK kept (the body's `error` value),
- * `raw` the body's text when it was read; either may be absent.
+ * `raw` the body's text when it was read; either may be absent. Both come from
+ * text the client redacted as it read it, so an excerpt's cut falls on no key.
  */
 export const said = (error: unknown, raw: string | undefined): Said => {
   if (isObject(error) && (error["message"] !== undefined || error["code"] !== undefined)) return fromObject(error)

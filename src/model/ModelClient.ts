@@ -24,6 +24,7 @@
 import type * as OpenAISdk from "openai"
 import type { Stream as SdkStream } from "openai/core/streaming"
 import type { ResponseStreamEvent } from "openai/resources/responses/responses"
+import { VERSION as SDK_VERSION } from "openai/version"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -42,6 +43,7 @@ import * as RequestBody from "./RequestBody.js"
 import type { ModelRequest } from "./RequestBody.js"
 import * as Retry from "./Retry.js"
 import * as StreamEvents from "./StreamEvents.js"
+import * as ThreadEvents from "./ThreadEvents.js"
 
 import { ModelError, type ModelEvent } from "./ModelEvent.js"
 
@@ -77,20 +79,8 @@ type Sdk = typeof OpenAISdk
 /** The endpoint when none is configured (the SDK's own default, given so that it reads no variable). */
 export const DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
-/** The headers the SDK sends of its own; anything else (OPENAI_CUSTOM_HEADERS) never leaves Mino. */
-const SDK_HEADERS: ReadonlySet<string> = new Set([
-  "accept",
-  "content-type",
-  "user-agent",
-  "x-stainless-lang",
-  "x-stainless-package-version",
-  "x-stainless-os",
-  "x-stainless-arch",
-  "x-stainless-runtime",
-  "x-stainless-runtime-version",
-  "x-stainless-retry-count",
-  "x-stainless-timeout"
-])
+/** Mino, named first beside the SDK's own token. */
+const USER_AGENT = `Mino/${VERSION} OpenAI/JS ${SDK_VERSION}`
 
 // Loaded on first request so that start-up does not pay for the SDK.
 let sdkModule: Promise<Sdk> | undefined
@@ -147,9 +137,15 @@ const formatMs = (ms: number): string =>
 /** How much of an error body is read (it is shown as one line). */
 const ERROR_BODY_LIMIT = 64 * 1024
 
-/** The first `limit` bytes of a body, as text; the rest is not read. */
-const readCapped = async (response: Response, limit: number): Promise<string> => {
-  if (response.body === null) return ""
+/** The longest error line, in characters. */
+const LINE_LIMIT = 300
+
+/**
+ * The first `limit` bytes of a body, as text without a character broken at the
+ * end, and whether it was cut there; the rest is not read.
+ */
+const readCapped = async (response: Response, limit: number): Promise<{ readonly text: string; readonly cut: boolean }> => {
+  if (response.body === null) return { text: "", cut: false }
   const reader = response.body.getReader()
   const chunks: Array<Uint8Array> = []
   let size = 0
@@ -163,7 +159,10 @@ const readCapped = async (response: Response, limit: number): Promise<string> =>
   } finally {
     await reader.cancel().catch(() => undefined)
   }
-  return Buffer.concat(chunks).subarray(0, limit).toString("utf8")
+  // A body of exactly `limit` bytes counts as cut. Streaming, the decoder keeps a
+  // character cut at the end to itself instead of making it U+FFFD.
+  const cut = size >= limit
+  return { text: new TextDecoder().decode(Buffer.concat(chunks).subarray(0, limit), { stream: cut }), cut }
 }
 
 /** Why a request failed before its stream started, and whether it is worth sending again. */
@@ -196,12 +195,12 @@ const make = (config: ModelClientConfig) =>
     const transport = HttpTransport.make()
     yield* Effect.addFinalizer(() => Effect.sync(() => transport.close()))
 
+    // One line without the key: redacted before anything is cut, and again where it is cut.
     const error = (reason: ModelError["reason"], message: string, status?: number): ModelError => {
-      const scrubbed = secrets.redact(message)
-      const line = scrubbed.replace(/\s+/g, " ").trim()
+      const line = secrets.redact(secrets.redact(message).replace(/\s+/g, " ").trim())
       return new ModelError({
         reason,
-        message: line.length > 300 ? `${line.slice(0, 297)}...` : line,
+        message: line.length > LINE_LIMIT ? `${secrets.redactCut(line.slice(0, LINE_LIMIT - 3))}...` : line,
         ...(status === undefined ? {} : { status })
       })
     }
@@ -223,19 +222,22 @@ const make = (config: ModelClientConfig) =>
         // The SDK would otherwise log malformed chunks to the user's terminal.
         logLevel: "off",
         fetch: async (url, init) => {
-          // OPENAI_CUSTOM_HEADERS cannot be switched off by an option: only the SDK's own headers go out,
-          // with the key Mino holds (as the endpoint takes it), and Mino named first beside the SDK's token.
-          const given = new Headers(init?.headers)
-          const headers = new Headers()
-          for (const [name, value] of given) if (SDK_HEADERS.has(name)) headers.set(name, value)
-          headers.set("authorization", `Bearer ${key}`)
-          headers.set("user-agent", `Mino/${VERSION} ${given.get("user-agent") ?? ""}`.trim())
+          // Every header is Mino's own, value included: the SDK's would carry OPENAI_CUSTOM_HEADERS,
+          // which no option switches off, over any of its own (User-Agent, Accept, X-Stainless-...).
+          const headers = new Headers({ accept: "application/json", "user-agent": USER_AGENT, authorization: `Bearer ${key}` })
+          if (init?.body !== undefined && init.body !== null) headers.set("content-type", "application/json")
           Endpoint.authorize(endpoint, headers, key)
           const target = Endpoint.withQuery(endpoint, url instanceof Request ? url.url : String(url))
           const response = await transport.fetch(target, { ...init, headers })
-          if (response.status < 400) return response
+          if (response.ok) {
+            return response.body === null
+              ? response
+              : new Response(ThreadEvents.unnamed(response.body), { status: response.status, statusText: response.statusText, headers: response.headers })
+          }
           // The SDK keeps only an error body's `error` key; keep the text for what it said otherwise.
-          const text = await readCapped(response, ERROR_BODY_LIMIT).catch(() => "")
+          // Redacted before anything reads it (the SDK too), and where the cap cut it.
+          const body = await readCapped(response, ERROR_BODY_LIMIT).catch(() => ({ text: "", cut: false }))
+          const text = body.cut ? secrets.redactCut(body.text) : secrets.redact(body.text)
           const copy = new Response(text, { status: response.status, statusText: response.statusText, headers: response.headers })
           errorBodies.set(copy.headers, text)
           return copy
@@ -300,7 +302,8 @@ const make = (config: ModelClientConfig) =>
           ? error("context_window", `model stream error: ${ErrorBody.CONTEXT_WINDOW_MESSAGE}`)
           : error("failed", `model stream error: ${said.message ?? cause.message}`)
       }
-      if (cause instanceof SyntaxError) return error("protocol", `model stream sent malformed data: ${cause.message}`)
+      // Never V8's message: it quotes the data, and the quote could cut the key anywhere.
+      if (cause instanceof SyntaxError) return error("protocol", "model stream sent malformed data: an event whose data is not JSON")
       return error("dropped", `model stream dropped before response.completed: ${rootMessage(cause)}`)
     }
 

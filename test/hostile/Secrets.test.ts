@@ -2,7 +2,11 @@
  * The API key never reaches a child process, a session file, or the screen
  * (contract, "Configuration"), across a whole chat: a tool turn whose user text,
  * model text and command output all contain the key, a failed turn whose HTTP
- * 401 message echoes it, and a denied call whose command contains it.
+ * 401 message echoes it, and a denied call whose command contains it; nor any
+ * piece of it longer than `MIN_PREFIX - 1` characters, wherever Mino cuts text:
+ * a command's output at the capture's cut, an endpoint's error body at the 64 KiB
+ * cap, at the 200-character excerpt and at the 300-character error line, and the
+ * data of a malformed stream event.
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
@@ -10,9 +14,11 @@ import { PassThrough } from "node:stream"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
 import * as fc from "fast-check"
 import { Approver } from "../../src/approval/Approver.js"
 import * as Gateway from "../../src/cli/Gateway.js"
+import { ModelClient } from "../../src/model/ModelClient.js"
 import * as ResponsesServer from "../../src/model/ResponsesServer.js"
 import { Terminal } from "../../src/terminal/Terminal.js"
 import { Agent } from "../../src/agent/Agent.js"
@@ -70,8 +76,11 @@ const cutRun = (cwd: string, command: string) =>
 
 const bashCall = (callId: string, command: string) => ({ call_id: callId, name: "bash", arguments: JSON.stringify({ command }) })
 
-/** A chat over the real Gateway, Approver, session and bash tool, with the key in the parent environment. */
-const chat = (typed: ReadonlyArray<string>, replies: Parameters<typeof scriptedModel>[0], cwd: string) =>
+/**
+ * A chat over the real Gateway, Approver, session and bash tool, with the key in the parent environment;
+ * `typed` at each prompt, or all of it piped when `piped` (which approves nothing, and waits for no prompt).
+ */
+const chat = (typed: ReadonlyArray<string>, replies: Parameters<typeof scriptedModel>[0], cwd: string, piped = false) =>
   Effect.gen(function*() {
     const home = tempDir("secrets-home")
     const server = yield* scriptedModel(replies)
@@ -87,7 +96,9 @@ const chat = (typed: ReadonlyArray<string>, replies: Parameters<typeof scriptedM
         LANG: `C.UTF-8${KEY}`
       }
     }
-    const screen = Screen.make(typed, { interactive: true, apiKey: KEY })
+    const screen = piped
+      ? Screen.make([], { interactive: false, apiKey: KEY, ahead: typed.map((line) => `${line}\n`).join("") })
+      : Screen.make(typed, { interactive: true, apiKey: KEY })
     const layer = agentLayer({ home, url: server.url, apiKey: KEY, tools: [], bash, approver: Approver.layer }).pipe(
       Layer.provideMerge(screen.layer)
     )
@@ -220,4 +231,77 @@ describe("the API key", () => {
       console.log(`the key across the cut: ${positions.length} offsets around the note's cut (${fitCut}) and the capture's (65,536)`)
       expect(leaks.filter((leak) => leak.leaked || !leak.fits)).toEqual([])
     }), 120_000)
+
+  it.live("a hostile endpoint that puts the key across every cut Mino makes in what it says: no 4 characters of it in the error, on the screen, in a file or in a request", () =>
+    Effect.gen(function*() {
+      const cwd = Fs.realpathSync(tempDir("secrets-endpoint"))
+      const prefix = KEY.slice(0, SecretsModule.MIN_PREFIX)
+      const cases = hostileReplies()
+      // Every reply through the model client: the one line it makes of what the endpoint said.
+      const errors = yield* Effect.forEach(cases, ([what, reply, said]) =>
+        Effect.map(modelError(reply), (message) => ({ what, said: message.includes(said), leaked: message.includes(prefix) })), { concurrency: 4 })
+      expect(errors.filter((error) => !error.said || error.leaked)).toEqual([])
+      // Every fourth through a whole chat (the screen, the session file, the next request), and all the others.
+      const chats = cases.filter(([what], index) => index % 4 === 0 || !/ at -?\d+$/.test(what))
+      const outcomes = yield* Effect.forEach(chats, ([what, reply, said]) =>
+        Effect.map(chat(["first", "second"], [reply, ResponsesServer.textResponse("Fine.")], cwd, true), ({ home, screen, requests }) => {
+          const file = filesUnder(Path.join(home, ".mino")).map((f) => f.text).join("\n")
+          const sent = requests.map((request) => JSON.stringify(request.body)).join("\n")
+          return { what, failed: screen.includes(`Turn failed: `) && screen.includes(said), leaked: [screen, file, sent].some((t) => t.includes(prefix)) }
+        }), { concurrency: 4 })
+      console.log(
+        `a hostile endpoint: ${cases.length} replies with the key across the body cap, the excerpt, the error line and malformed data; ` +
+          `${chats.length} of them through a whole chat`
+      )
+      expect(outcomes.filter((outcome) => !outcome.failed || outcome.leaked)).toEqual([])
+    }).pipe(Effect.scoped), 300_000)
 })
+
+/** The error a model client makes of `reply`, as its one line. */
+const modelError = (reply: ResponsesServer.Reply) =>
+  Effect.gen(function*() {
+    const server = yield* ResponsesServer.make(() => Effect.succeed(reply))
+    const layer = ModelClient.layer({ baseURL: server.url, maxRetries: 0 }).pipe(Layer.provide(Secrets.layer(KEY)))
+    const error = yield* Effect.flatMap(ModelClient, (client) =>
+      Stream.runDrain(client.respond({ model: "m", instructions: "i", input: [], tools: [] }))).pipe(Effect.provide(layer), Effect.flip)
+    return error.message
+  }).pipe(Effect.scoped)
+
+/**
+ * Replies that put the key where Mino cuts what an endpoint said: `[what, reply, what the error says]`.
+ * A sweep's case names end in ` at <offset>`.
+ */
+const hostileReplies = (): ReadonlyArray<readonly [string, ResponsesServer.Reply, string]> => {
+  /** Where the key starts so that a cut at `cut` falls at each of its characters, and just before and after it. */
+  const across = (cut: number) => Array.from({ length: KEY.length + 1 }, (_, i) => cut - KEY.length + i)
+  const json = (status: number, body: unknown): ResponsesServer.HttpError => ({ status, body })
+  const text = (status: number, raw: string): ResponsesServer.HttpError => ({ status, body: null, raw })
+  const sse = (data: string): ResponsesServer.Reply => [{ raw: data }]
+  // What precedes the endpoint's words on the error line (cut at 297 characters, then "...").
+  const http400 = "model request failed: HTTP 400: ".length
+  return [
+    // The 64 KiB cap on an error body: whitespace collapses afterwards, so the key ends the line.
+    ...across(64 * 1024).map((at) =>
+      [`body cap, key at ${at}`, text(400, "bad request:" + " ".repeat(at - 12) + KEY + "x".repeat(64)), "HTTP 400: bad request:"] as const
+    ),
+    // The excerpt of a body with no message Mino recognises: its first 200 characters.
+    ...across(200).map((at) => [`excerpt, key at ${at}`, text(422, "x".repeat(at) + KEY + " and more"), "HTTP 422: xxx"] as const),
+    // The error line's own cut, through an OpenAI-style body, a FastAPI detail and an SSE error event.
+    ...across(297).map((at) => [`error line, key at ${at}`, json(400, { error: { message: "y".repeat(at - http400) + KEY } }), "HTTP 400: yyy"] as const),
+    ...across(297).map((at) => [`FastAPI detail, key at ${at}`, json(422, { detail: "d".repeat(at - http400) + KEY }), "HTTP 422: ddd"] as const),
+    ...across(297).map((at) =>
+      [
+        `error event, key at ${at}`,
+        sse(`data: ${JSON.stringify({ type: "error", message: "e".repeat(at - "model stream error: ".length) + KEY })}\n\n`),
+        "model stream error: eee"
+      ] as const
+    ),
+    ["FastAPI validation detail", json(422, { detail: [{ loc: ["body", KEY], msg: `bad ${KEY}` }] }), "HTTP 422: body.[redacted]: bad [redacted]"],
+    ["a JSON-escaped key", text(401, `{"error":{"message":"wrong key \\u0073${KEY.slice(1)}"}}`), "HTTP 401: wrong key [redacted]"],
+    // Malformed event data, which V8's message would quote from wherever parsing failed.
+    ...[0, 1, 5, 9, 20].map((pad) =>
+      [`malformed data, ${pad} spaces before the key`, sse(`data: {"type": ${" ".repeat(pad)}${KEY}}\n\n`), "model stream sent malformed data"] as const
+    ),
+    ["malformed data in a thread event", sse(`event: thread.run\ndata: {${KEY}\n\n`), "model stream sent malformed data"]
+  ]
+}

@@ -10,7 +10,9 @@
  * The key is given once (`apiKey`) and held by `Secrets`; every layer that could
  * leak it takes it from there, so redaction covers the screen, the session file,
  * the tool registry, the child environment and the model client's errors without
- * the key being passed again.
+ * the key being passed again. A key too short to redact is still used, and said
+ * once, as a warning through Effect's logger, when the layer is built (the CLI
+ * says it on stderr instead).
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -21,7 +23,7 @@ import type { Approver } from "./approval/Approver.js"
 import * as MinoConfig from "./Config.js"
 import { DEFAULT_MODEL } from "./defaults.js"
 import { ModelClient, type ModelClientConfig } from "./model/ModelClient.js"
-import { Secrets } from "./security/Secrets.js"
+import { make as makeSecrets, Secrets, SHORT_KEY_WARNING } from "./security/Secrets.js"
 import { SessionDisk } from "./session/SessionDisk.js"
 import { type SessionOptions, SessionStore } from "./session/SessionStore.js"
 import { type AnyTool, erase } from "./tools/Tool.js"
@@ -40,7 +42,11 @@ export interface BashOptions {
 }
 
 export interface MinoOptions<Extra, RIn> {
-  /** The API key: held once by `Secrets`, sent by the model client, redacted everywhere else. */
+  /**
+   * The API key: held once by `Secrets`, sent by the model client, redacted everywhere else.
+   * One shorter than `MIN_LENGTH` (8) cannot be redacted: it is still sent, and the layer logs
+   * `SHORT_KEY_WARNING` once, at warning level (`Secrets`' `redactable` says the same).
+   */
   readonly apiKey: Redacted.Redacted<string> | string
   /** False for a placeholder that is no secret (the demo's): sent as given, never redacted. Default true. */
   readonly protectKey?: boolean
@@ -70,7 +76,7 @@ export interface MinoOptions<Extra, RIn> {
 
 /** Mino's services, composed once: the Agent, the SessionStore it saves through, and the Secrets it keeps. */
 export const layer = <Extra = never, RIn = never>(options: MinoOptions<Extra, RIn>) => {
-  const secrets = options.protectKey === false ? Secrets.layerPlaceholder(options.apiKey) : Secrets.layer(options.apiKey)
+  const secrets = options.protectKey === false ? Secrets.layerPlaceholder(options.apiKey) : keyLayer(options.apiKey)
   const session = options.session === "memory"
     ? SessionStore.layerMemory()
     : SessionStore.layerOnDisk(options.session).pipe(Layer.provide(options.disk ?? SessionDisk.layer))
@@ -79,6 +85,17 @@ export const layer = <Extra = never, RIn = never>(options: MinoOptions<Extra, RI
     Layer.provideMerge(secrets)
   )
 }
+
+/** The key, protected; one too short to redact is still used, and said once, as the CLI says it. */
+const keyLayer = (apiKey: Redacted.Redacted<string> | string): Layer.Layer<Secrets> =>
+  Layer.effect(
+    Secrets,
+    Effect.gen(function*() {
+      const secrets = makeSecrets(apiKey)
+      if (!secrets.redactable) yield* Effect.logWarning(SHORT_KEY_WARNING)
+      return secrets
+    })
+  )
 
 /** What the Agent needs besides the conversation and the key. */
 export type AgentOptions<Extra, RIn> = Omit<MinoOptions<Extra, RIn>, "apiKey" | "protectKey" | "session" | "disk">

@@ -3,13 +3,21 @@
  * refused before the approval prompt; a command that reads it back from Mino's
  * `/proc/<pid>/environ` gets it redacted before it is saved, shown or sent; and a
  * key exported with a trailing newline is trimmed once, so that exact value is
- * what authenticates and what is redacted everywhere.
+ * what authenticates and what is redacted everywhere; an endpoint's malformed
+ * event data, which the SDK would print raw, never reaches the screen; a key too
+ * short to redact is said once, by the CLI and to a library user.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import { Agent } from "../../src/agent/Agent.js"
+import { Approver } from "../../src/approval/Approver.js"
+import * as Mino from "../../src/Mino.js"
 import * as ResponsesServer from "../../src/model/ResponsesServer.js"
+import { SHORT_KEY_WARNING } from "../../src/security/Secrets.js"
 import {
   API_KEY,
   BIN,
@@ -163,5 +171,61 @@ describe("the API key", () => {
       expect(opening.indexOf(warning)).toBeGreaterThanOrEqual(0)
       expect(opening.indexOf(warning)).toBeLessThan(opening.indexOf("Mino 0."))
       expect((yield* mino.screen).split(warning).length).toBe(2)
+    }), 60_000)
+
+  it.live("a library user's key too short to redact is still sent, and the layer says so once, as a warning through Effect's logger", () =>
+    Effect.gen(function*() {
+      const warnings = (key: string, protectKey?: boolean) =>
+        Effect.gen(function*() {
+          const server = yield* ResponsesServer.make(() => Effect.succeed(ResponsesServer.textResponse("Hi.")))
+          const logged: Array<string> = []
+          const logger = Logger.make(({ logLevel, message }) => void logged.push(`${logLevel.label} ${String(message)}`))
+          const outcome = yield* Effect.flatMap(Agent, (agent) => Effect.zipRight(agent.turn("hello", () => Effect.void), agent.turn("again", () => Effect.void))).pipe(
+            Effect.provide(Mino.layer({
+              apiKey: key,
+              ...(protectKey === undefined ? {} : { protectKey }),
+              endpoint: { baseURL: server.url, maxRetries: 0 },
+              session: "memory",
+              approver: Approver.layerStatic(() => false)
+            })),
+            Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
+            Logger.withMinimumLogLevel(LogLevel.All)
+          )
+          const [request] = yield* server.requests
+          return { status: outcome.status, sent: request?.headers["authorization"], logged }
+        }).pipe(Effect.scoped)
+      expect(yield* warnings("ollama")).toEqual({ status: "completed", sent: "Bearer ollama", logged: [`WARN ${SHORT_KEY_WARNING}`] })
+      expect(yield* warnings(API_KEY)).toEqual({ status: "completed", sent: `Bearer ${API_KEY}`, logged: [] })
+      // A placeholder the user says is no secret (the demo's) is not warned about.
+      expect(yield* warnings("x", false)).toEqual({ status: "completed", sent: "Bearer x", logged: [] })
+    }))
+
+  it.scopedLive("an endpoint's malformed event data, which the SDK prints raw for a thread event, never reaches the terminal: one line in Mino's words", () =>
+    Effect.gen(function*() {
+      const box = yield* sandbox
+      // A thread event's data goes to the SDK's console.error whatever its log level: the key, and a clear-screen.
+      const server = yield* scriptedServer([
+        [{ raw: `event: thread.run\ndata: {"leak": ${API_KEY} \u001b[2J\u001b]0;owned\u0007\n\n` }],
+        [{ raw: `\uFEFFevent:thread.message\r\ndata: ${API_KEY.slice(0, 12)}\r\n\r\n` }],
+        ResponsesServer.textResponse("Fine.")
+      ])
+      const mino = yield* Pty.spawn({ argv: [process.execPath, BIN], env: environment(box, server.url), cwd: box.cwd })
+      yield* mino.waitFor("You> ")
+      for (const question of ["first", "second"]) {
+        yield* mino.write(`${question}\n`)
+        yield* mino.waitFor("Turn failed: model stream sent malformed data: an event whose data is not JSON")
+        yield* mino.waitFor("You> ")
+      }
+      yield* mino.write("third\n")
+      yield* mino.waitFor("Assistant> Fine.")
+      yield* mino.waitFor("You> ")
+      const screen = yield* mino.screen
+      expect(screen).not.toContain("Could not parse")
+      expect(screen).not.toContain(API_KEY.slice(0, 4))
+      expect(screen).not.toContain("\u001b[2J")
+      expect(screen).not.toContain("owned")
+      expect(fs.readFileSync(sessionFile(box), "utf8")).not.toContain(API_KEY.slice(0, 4))
+      yield* mino.write("\x04")
+      yield* mino.exited
     }), 60_000)
 })

@@ -1,6 +1,7 @@
 /**
  * Mino reads only the configuration it documents, and writes only where it
- * belongs: the openai SDK's own variables add nothing to a request; an empty or
+ * belongs: the openai SDK's own variables add nothing to a request and change no
+ * header's value; an empty or
  * relative HOME (or XDG_CACHE_HOME) creates nothing in the current directory, not
  * even the start-up code cache; a startup directory that was deleted or cannot be
  * read is one line and exit code 2.
@@ -22,6 +23,21 @@ const SDK_VARIABLES = {
   OPENAI_ADMIN_KEY: "sk-admin-from-the-environment",
   OPENAI_WEBHOOK_SECRET: "whsec-from-the-environment",
   OPENAI_LOG: "debug"
+}
+
+/** OPENAI_CUSTOM_HEADERS naming only headers a request has anyway: the SDK would merge these values over its own. */
+const OWN_NAMES = {
+  OPENAI_CUSTOM_HEADERS: [
+    "User-Agent: LEAKUA",
+    "Accept: leak/accept",
+    "Content-Type: leak/type",
+    "X-Stainless-Lang: LEAKLANG",
+    "X-Stainless-OS: LEAKOS",
+    "X-Stainless-Retry-Count: 99",
+    "X-Stainless-Timeout: 1",
+    "Authorization: Bearer stolen",
+    "Connection: close"
+  ].join("\n")
 }
 
 /** One piped question; the headers of the request that reached the model, and what Mino printed. */
@@ -54,6 +70,18 @@ describe("only documented configuration", () => {
       // OPENAI_LOG=debug logs nothing: the SDK logs only what Mino lets it (nothing).
       expect(tampered.output).toBe(plain.output)
       expect(tampered.output).toBe("")
+    }), 60_000)
+
+  it.live("OPENAI_CUSTOM_HEADERS naming only headers Mino sends (User-Agent, Accept, X-Stainless-...): the headers that arrive equal a plain run's, values included", () =>
+    Effect.gen(function*() {
+      // Each run has its own server: only the port in Host differs.
+      const withoutHost = ({ host: _host, ...rest }: Readonly<Record<string, unknown>>) => rest
+      const plain = withoutHost((yield* headersOfOneRequest({})).headers)
+      const tampered = withoutHost((yield* headersOfOneRequest(OWN_NAMES)).headers)
+      // Every header is Mino's own (README, "Configuration"), and none comes from the variable.
+      expect(Object.keys(plain).sort()).toEqual(["accept", "authorization", "connection", "content-length", "content-type", "user-agent"])
+      expect(tampered).toEqual(plain)
+      expect(JSON.stringify(tampered)).not.toMatch(/LEAK|leak\/|stolen|99/)
     }), 60_000)
 })
 

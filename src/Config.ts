@@ -14,8 +14,9 @@
  * (`ChildEnvironment`: `PATH`, `HOME`, `USER`, `LOGNAME`, `LANG`, `TMPDIR`). The
  * openai SDK's own variables (`OPENAI_ORG_ID`, `OPENAI_PROJECT_ID`,
  * `OPENAI_CUSTOM_HEADERS`, ...) are never read: the model client switches them off.
- * Outside this module: `NO_COLOR` (the terminal), and the start-up loader's
- * `XDG_CACHE_HOME` and `NODE_DISABLE_COMPILE_CACHE` (scripts/cli-loader.mjs).
+ * Outside this module: `NO_COLOR` and `TERM` (the terminal: `TERM=dumb` draws no
+ * cursor movement, spinner or colour), and the start-up loader's `XDG_CACHE_HOME`
+ * and `NODE_DISABLE_COMPILE_CACHE` (scripts/cli-loader.mjs).
  */
 import * as Config from "effect/Config"
 import * as Option from "effect/Option"

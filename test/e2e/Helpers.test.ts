@@ -3,7 +3,9 @@
  * a command starts in — is found by absolute path, never through `PATH`. A
  * repository that puts a relative directory first on `PATH` (`node_modules/.bin`,
  * as under `npx`) with programs of those names gets none of them run, at start,
- * for a command, or at exit.
+ * for a command, or at exit. Mino is started here as `node bin/mino.js`: the
+ * launcher's own `#!/usr/bin/env node` is a `PATH` lookup made by whoever starts
+ * it, before any of Mino runs (README, "What Mino itself runs": a limit).
  */
 import * as fs from "node:fs"
 import * as path from "node:path"

@@ -7,9 +7,9 @@
  * One small bash process per Mino, spawned on the first command and kept until
  * the runner's scope closes. It is in a session of its own: outside the
  * command's process group, without a controlling terminal (Ctrl+Z, Ctrl+C and a
- * hangup never reach it), and with an empty environment (never the key). Mino
- * holds the write end of its stdin, a pipe nothing else holds, and writes one line
- * per event:
+ * hangup never reach it), and with `LC_ALL=C` as its whole environment (nothing
+ * of Mino's, never the key). Mino holds the write end of its stdin, a pipe
+ * nothing else holds, and writes one line per event:
  *
  *   arm <pgid> <timeout ms>     once a command's group is spawned, before it may run
  *   disarm <pgid>               once bash has exited and its group is killed

@@ -137,7 +137,7 @@ const formatMs = (ms: number): string =>
 /** How much of an error body is read (it is shown as one line). */
 const ERROR_BODY_LIMIT = 64 * 1024
 
-/** The longest error line, in characters. */
+/** Where an error line is cut, in characters. */
 const LINE_LIMIT = 300
 
 /**
@@ -195,7 +195,8 @@ const make = (config: ModelClientConfig) =>
     const transport = HttpTransport.make()
     yield* Effect.addFinalizer(() => Effect.sync(() => transport.close()))
 
-    // One line without the key: redacted before anything is cut, and again where it is cut.
+    // One line without the key: redacted before its whitespace collapses, again after (a key with a
+    // tab in it), and where it is cut, by the rule for cuts (Secrets.redactCut).
     const error = (reason: ModelError["reason"], message: string, status?: number): ModelError => {
       const line = secrets.redact(secrets.redact(message).replace(/\s+/g, " ").trim())
       return new ModelError({

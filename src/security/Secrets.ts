@@ -20,6 +20,10 @@
  *   of the key: at a cut, a trailing prefix of the key of `MIN_PREFIX` (4) or
  *   more characters is redacted too (`redactCut`). At most 3 characters of the
  *   key can survive a cut (for an OpenAI key, the `sk-` every key begins with).
+ *   This is the one rule for every cut Mino makes (a command's capture, a
+ *   result's cap, an endpoint's error body and error line): redact, then cut,
+ *   then `redactCut`. Text that something else cut where Mino cannot see (V8's
+ *   JSON errors quote a window of their input) is never shown.
  * - Streamed text can split the key across writes: a writer holds back the tail
  *   that could begin it (`heldBack`) until the next write shows what follows.
  */

@@ -85,11 +85,14 @@ const responseBody = (
   let ended = false
   return new ReadableStream<Uint8Array>({
     start(controller) {
+      // A decoder can still emit what it holds after the reader cancelled: the stream is closed then.
       source.on("data", (chunk: Buffer) => {
+        if (ended) return
         controller.enqueue(chunk)
         if ((controller.desiredSize ?? 0) <= 0) source.pause()
       })
       source.on("end", () => {
+        if (ended) return
         ended = true
         controller.close()
       })
@@ -111,6 +114,7 @@ const responseBody = (
     cancel() {
       ended = true
       request.destroy()
+      decoder?.destroy()
     }
   }, { highWaterMark: HIGH_WATER_MARK, size: (chunk) => chunk.byteLength })
 }
@@ -141,10 +145,13 @@ export const make = (): HttpTransport => {
       const status = response.statusCode ?? 0
       const location = response.headers.location
       if (status >= 300 && status < 400 && location !== undefined) {
-        response.resume()
         const target = new URL(location, url)
         if (target.origin !== url.origin) throw new CrossOriginRedirect(url.origin, target.origin)
-        if ((status === 307 || status === 308) && redirects < MAX_REDIRECTS) return send(target, init, body, redirects + 1)
+        if ((status === 307 || status === 308) && redirects < MAX_REDIRECTS) {
+          response.resume()
+          return send(target, init, body, redirects + 1)
+        }
+        // Not followed: the reply is the answer, its body read as any other's (drained, it would never end).
       }
       const responseHeaders = new Headers()
       const raw = response.rawHeaders

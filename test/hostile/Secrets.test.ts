@@ -9,8 +9,10 @@
  * data of a malformed stream event.
  */
 import * as Fs from "node:fs"
+import * as Http from "node:http"
 import * as Path from "node:path"
 import { PassThrough } from "node:stream"
+import * as Zlib from "node:zlib"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -255,13 +257,55 @@ describe("the API key", () => {
       )
       expect(outcomes.filter((outcome) => !outcome.failed || outcome.leaked)).toEqual([])
     }).pipe(Effect.scoped), 300_000)
+
+  it.live("an error body the endpoint compressed, or sent with a redirect Mino does not follow: read to its cap, the key across the cap redacted, at once", () =>
+    Effect.gen(function*() {
+      const padding = 64 * 1024 - 10
+      const replies: Record<string, (response: Http.ServerResponse) => void> = {
+        // Decompressed past the cap: the reader stops while the decoder still holds output.
+        gzip: (response) => {
+          response.writeHead(400, { "content-type": "text/plain", "content-encoding": "gzip" })
+          response.end(Zlib.gzipSync("bad:" + " ".repeat(padding - 4) + KEY + "x".repeat(1_000)))
+        },
+        // A 302 is not followed: its body is the answer, not something to drain and wait on.
+        redirect: (response) => {
+          response.writeHead(302, { location: "/v1/elsewhere", "content-type": "text/plain" })
+          response.end(`moved: ${KEY}`)
+        }
+      }
+      const server = Http.createServer((request, response) => {
+        request.resume()
+        request.on("end", () => replies[request.url?.split("/")[1] ?? ""]?.(response))
+      })
+      yield* Effect.acquireRelease(
+        Effect.async<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
+        () => Effect.sync(() => server.close())
+      )
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      const started = performance.now()
+      const gzip = yield* errorFrom(`http://127.0.0.1:${port}/gzip/v1`)
+      const redirect = yield* errorFrom(`http://127.0.0.1:${port}/redirect/v1`)
+      expect({ gzip, redirect }).toEqual({
+        gzip: "model request failed: HTTP 400: bad: [redacted]",
+        redirect: "model request failed: HTTP 302: moved: [redacted]"
+      })
+      // Neither waited for the idle timeout (20 s here).
+      expect(performance.now() - started).toBeLessThan(10_000)
+    }).pipe(Effect.scoped), 60_000)
 })
 
 /** The error a model client makes of `reply`, as its one line. */
 const modelError = (reply: ResponsesServer.Reply) =>
   Effect.gen(function*() {
     const server = yield* ResponsesServer.make(() => Effect.succeed(reply))
-    const layer = ModelClient.layer({ baseURL: server.url, maxRetries: 0 }).pipe(Layer.provide(Secrets.layer(KEY)))
+    return yield* errorFrom(server.url)
+  }).pipe(Effect.scoped)
+
+/** The error a model client (which never retries, and waits at most 20 s) makes of what `url` answers, as its one line. */
+const errorFrom = (url: string) =>
+  Effect.gen(function*() {
+    const layer = ModelClient.layer({ baseURL: url, maxRetries: 0, idleTimeoutMs: 20_000 }).pipe(Layer.provide(Secrets.layer(KEY)))
     const error = yield* Effect.flatMap(ModelClient, (client) =>
       Stream.runDrain(client.respond({ model: "m", instructions: "i", input: [], tools: [] }))).pipe(Effect.provide(layer), Effect.flip)
     return error.message

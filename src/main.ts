@@ -13,6 +13,8 @@ import * as Arguments from "./cli/Arguments.js"
 import { chat, Stop } from "./cli/Chat.js"
 import * as Help from "./cli/Help.js"
 import * as Log from "./cli/Log.js"
+import * as Sessions from "./cli/Sessions.js"
+import * as Conversations from "./session/Conversations.js"
 import * as MinoConfig from "./Config.js"
 import * as Escape from "./security/Escape.js"
 import { StopSignals } from "./StopSignals.js"
@@ -64,12 +66,14 @@ if (Either.isLeft(invocation)) {
 } else if (invocation.right._tag === "Version") {
   configurationChecked()
   process.stdout.write(`${VERSION}\n`)
-} else if (invocation.right._tag === "Log") {
+} else if (invocation.right._tag === "Log" || invocation.right._tag === "Sessions") {
   // `mino log | head`: a reader that stops early ends the log quietly.
   process.stdout.on("error", () => process.exit(0))
-  const { demo, id, json, unknownOnly } = invocation.right
+  const request = invocation.right
+  const directory = Conversations.startupDirectory()
   // HOME as for a chat: unset, empty or relative is a configuration error, never guessed.
-  const output = Effect.runSync(Effect.flatMap(Effect.orDie(MinoConfig.home), (home) => Log.show({ home, id, demo, json, unknownOnly })).pipe(
+  const output = Effect.runSync(Effect.flatMap(Effect.orDie(MinoConfig.home), (home) =>
+    request._tag === "Log" ? Log.show({ ...request, home, directory }) : Sessions.show({ home, directory, demo: request.demo })).pipe(
     Effect.catchAll((e) => Effect.succeed({ stdout: "", stderr: `mino: ${Escape.forLine(e.message)}.\n`, code: 2 }))
   ))
   if (output.code === 0) configurationChecked()

@@ -15,7 +15,7 @@ import { DEFAULT_MODEL } from "../defaults.js"
 import type * as Conversations from "../session/Conversations.js"
 import * as Escape from "../security/Escape.js"
 
-export type CommandName = "chat" | "log"
+export type CommandName = "chat" | "log" | "sessions"
 
 export interface OptionSpec {
   /** The long name, `--name`. */
@@ -41,8 +41,8 @@ export const OPTIONS: ReadonlyArray<OptionSpec> = [
   },
   {
     name: "demo",
-    commands: ["chat", "log"],
-    description: "use a scripted demo model on loopback: no key, no network (with log: its conversation)"
+    commands: ["chat", "log", "sessions"],
+    description: "use a scripted demo model on loopback: no key, no network (with log, sessions: its conversations)"
   },
   {
     name: "new",
@@ -54,12 +54,12 @@ export const OPTIONS: ReadonlyArray<OptionSpec> = [
     value: "ID",
     example: "20261203-074000-0123abcd",
     commands: ["chat"],
-    description: "continue conversation ID instead of the newest (ids: `ls ~/.mino/sessions`)"
+    description: "continue conversation ID instead of this directory's newest (ids: `mino sessions`)"
   },
   { name: "json", commands: ["log"], description: "print the raw records, one JSON object a line" },
   { name: "unknown", commands: ["log"], description: "list only the tool calls whose outcome is unknown (what a crash may have run)" },
-  { name: "help", short: "h", commands: ["chat", "log"], description: "show this help and exit" },
-  { name: "version", short: "V", commands: ["chat", "log"], description: "print the version and exit" }
+  { name: "help", short: "h", commands: ["chat", "log", "sessions"], description: "show this help and exit" },
+  { name: "version", short: "V", commands: ["chat", "log", "sessions"], description: "print the version and exit" }
 ]
 
 export type Invocation =
@@ -77,12 +77,13 @@ export type Invocation =
   }
   | {
     readonly _tag: "Log"
-    /** The conversation to show: by id, else the demo's with `--demo`, else the newest. */
+    /** The conversation to show: by id, else the newest started in this directory (of the demo's, with `--demo`). */
     readonly id: string | undefined
     readonly demo: boolean
     readonly json: boolean
     readonly unknownOnly: boolean
   }
+  | { readonly _tag: "Sessions"; readonly demo: boolean }
 
 /** A command line Mino cannot run: `message` is one line for stderr; the exit code is 2. */
 export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
@@ -125,13 +126,14 @@ export const parse = (args: ReadonlyArray<string>): Either.Either<Invocation, Us
 
   // `mino log` is the log; `mino -- log` asks the question "log". `mino help` alone is `mino --help`
   // (`mino help me fix the build` is a question).
-  const command: CommandName = positionals[0]?.text === "log" && !positionals[0].afterTerminator ? "log" : "chat"
+  const word = positionals[0]?.afterTerminator === false ? positionals[0].text : undefined
+  const command: CommandName = word === "log" || word === "sessions" ? word : "chat"
   const helpWord = positionals.length === 1 && positionals[0]?.text === "help" && !positionals[0].afterTerminator
   if (given.has("help") || helpWord) return Either.right({ _tag: "Help" })
   if (given.has("version")) return Either.right({ _tag: "Version" })
   for (const [name, { flag }] of given) {
     if (!OPTIONS.some((spec) => spec.name === name && spec.commands.includes(command))) {
-      return fail(command === "log" ? `${flag} does not apply to \`mino log\`; ${HINT}.` : `${flag} applies only to \`mino log\`.`)
+      return fail(command !== "chat" ? `${flag} does not apply to \`mino ${command}\`; ${HINT}.` : `${flag} applies only to \`mino log\`.`)
     }
   }
   if (command === "log") {
@@ -145,11 +147,12 @@ export const parse = (args: ReadonlyArray<string>): Either.Either<Invocation, Us
       unknownOnly: given.has("unknown")
     })
   }
+  if (command === "sessions") {
+    if (positionals.length > 1) return fail(`\`mino sessions\` takes no arguments; ${HINT}.`)
+    return Either.right({ _tag: "Sessions", demo: given.has("demo") })
+  }
   const continued = given.get("continue")?.value
   if (given.has("new") && continued !== undefined) return fail("--new and --continue cannot be combined: choose one conversation.")
-  if (given.has("demo") && (given.has("new") || continued !== undefined)) {
-    return fail(`${(given.get("new") ?? given.get("continue"))?.flag ?? "--new"} does not apply with --demo: the demo keeps one conversation of its own.`)
-  }
   if (continued !== undefined && !CONVERSATION_ID.test(continued)) {
     return fail(`--continue takes a conversation id such as 20261203-074000-0123abcd (the file name in ~/.mino/sessions without .jsonl), not ${Escape.jsonString(continued)}.`)
   }

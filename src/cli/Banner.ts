@@ -1,26 +1,47 @@
 /**
  * The banner's conversation line: whether this start continues a conversation
- * (when it started, how many turns, where its file is) or starts a new one.
+ * (where and when it started, how many turns, where its file is) or starts a new
+ * one, and, when none was started in this directory yet, that others exist
+ * elsewhere and how to list them.
  */
+import type { Which } from "../session/Conversations.js"
 import type { ConversationInfo } from "../session/SessionStore.js"
 import * as Escape from "../security/Escape.js"
 import * as Time from "./Time.js"
 
 export interface BannerOptions {
-  /** The demo keeps one conversation of its own: `--new` does not apply to it. */
+  /** The demo's conversations: the commands it names carry `--demo`. */
   readonly demo: boolean
-  /** Whether `--new` asked for this conversation. */
-  readonly fresh: boolean
+  /** How the conversation was asked for: the default, `--new`, or `--continue ID`. */
+  readonly which: Which
+  /** The directory Mino was started in (a real path). */
+  readonly cwd: string
 }
 
-const when = (time: string): string => Time.utc(time, "minute") ?? "at an unknown time"
+const when = (time: string): string => {
+  const utc = Time.utc(time, "minute")
+  return utc === undefined ? "at an unknown time" : `on ${utc}`
+}
+
+const plural = (count: number, word: string): string => `${count} ${word}${count === 1 ? "" : "s"}`
 
 export const conversationLine = (info: ConversationInfo, options: BannerOptions): string => {
   const file = Escape.forValue(info.path)
-  if (!info.continued) {
-    const earlier = options.fresh ? " Earlier conversations stay; `mino --continue ID` takes one up again." : ""
-    return `New conversation, saved in ${file}.${earlier}`
+  const demo = options.demo ? " --demo" : ""
+  const list = `\`mino sessions${demo}\``
+  if (options.which === "new") {
+    return `New conversation, saved in ${file}. Earlier conversations stay: ${list} lists them, \`mino${demo} --continue ID\` takes one up again.`
   }
-  const another = options.demo ? "" : "; `mino --new` starts another"
-  return `Continuing the conversation started ${when(info.startedAt)} (${info.turns} turn${info.turns === 1 ? "" : "s"}), saved in ${file}${another}.`
+  if (options.which === "newest" && !info.continued) {
+    const elsewhere = info.startedElsewhere ?? 0
+    const others = elsewhere === 0 ? "" : ` ${plural(elsewhere, "conversation")} started elsewhere: ${list} lists ${elsewhere === 1 ? "it" : "them"}.`
+    return `New conversation, saved in ${file}.${others}`
+  }
+  const where = info.directory === options.cwd
+    ? "here"
+    : info.directory === undefined
+    ? "in a directory it does not record"
+    : `in ${Escape.forValue(info.directory)}`
+  const another = options.which === "newest" ? `; \`mino${demo} --new\` starts another` : ""
+  return `Continuing the conversation started ${where} ${when(info.startedAt)} (${plural(info.turns, "turn")}), saved in ${file}${another}.`
 }

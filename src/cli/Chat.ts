@@ -54,7 +54,7 @@ export const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>, onC
 
     // What the banner and the prompt need: the key (to redact), the conversation, the terminal.
     const opened = Layer.merge(
-      SessionStore.layer({ home: config.home, ...(flags.demo ? { sessionId: "demo" } : { conversation: flags.conversation }) }),
+      SessionStore.layer({ home: config.home, directory: cwd, demo: flags.demo, conversation: flags.conversation }),
       // Ctrl+C and Ctrl+\ arrive as keys in raw mode: they request the same stop as the signals.
       Terminal.layer((key) => stops.request(fromSignal(key === "quit" ? "SIGQUIT" : "SIGINT")))
     ).pipe(Layer.provideMerge(flags.demo ? Secrets.layerPlaceholder(apiKey.value) : Secrets.layer(apiKey.value)))
@@ -83,7 +83,7 @@ export const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>, onC
       // The model name and the directory come from outside: escaped, they cannot draw on the screen.
       const banner = [
         `Mino ${VERSION} · model ${flags.demo ? "mino-demo (a scripted demo model on loopback, not a real AI)" : Escape.forValue(modelName)}`,
-        Banner.conversationLine(store.info, { demo: flags.demo, fresh: flags.conversation === "new" }),
+        Banner.conversationLine(store.info, { demo: flags.demo, which: flags.conversation, cwd }),
         `Commands run in ${Escape.forValue(cwd)} after you approve them. Ctrl+D or /exit exits; Ctrl+C cancels and exits.`
       ].join("\n")
       return yield* Gateway.run({

@@ -56,5 +56,7 @@ At "Approve this operation? [y/N]": only y or yes approves, typed once the
 prompt shows (what was typed before it is ignored); anything else, Enter alone,
 or a pasted answer denies; Ctrl+D ends the turn without asking the model again.
 
-Outside the chat: "mino log" shows this conversation, "mino --help" the options.
+Outside the chat: "mino log" shows this conversation, "mino sessions" lists
+them all, "mino --help" the options (after mino --demo: "mino log --demo",
+"mino sessions --demo").
 `

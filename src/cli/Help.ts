@@ -24,7 +24,8 @@ ${
     column([
       ["mino [options]", "start (or continue) the conversation"],
       ["mino [options] QUESTION", "ask QUESTION first, then keep chatting"],
-      ["mino log [ID] [--json | --unknown]", "show a conversation: turns, commands, approvals, results"]
+      ["mino log [ID] [--json | --unknown]", "show a conversation: turns, commands, approvals, results"],
+      ["mino sessions", "list the conversations: id, directory, start, turns, last question"]
     ])
   }
 
@@ -49,8 +50,8 @@ ${
 Files:
 ${
     column([
-      ["~/.mino/sessions/ID.jsonl", "conversations, one record a line; a restart continues the newest"],
-      ["~/.mino/sessions/demo.jsonl", "the --demo conversation, kept apart"],
+      ["~/.mino/sessions/ID.jsonl", "conversations, one record a line; a start continues the newest started in its directory"],
+      ["~/.mino/demo/ID.jsonl", "the --demo conversations, kept apart"],
       ["./AGENTS.md", "project instructions, added when present where you start mino"]
     ])
   }

@@ -8,7 +8,6 @@
  *
  * It reads the file without the lock, so it works while a chat runs.
  */
-import * as Path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Conversations from "../session/Conversations.js"
 import * as Recovery from "../session/Recovery.js"
@@ -193,30 +192,36 @@ export const renderUnknown = (records: ReadonlyArray<SessionRecord>): string => 
 
 export interface LogRequest {
   readonly home: string | undefined
+  /** The directory `mino log` runs in (a real path): without an id, the newest conversation started there is shown. */
+  readonly directory: string | undefined
   readonly id: string | undefined
+  /** The demo's conversations instead of the real ones. */
   readonly demo: boolean
   readonly json: boolean
   readonly unknownOnly: boolean
 }
 
+/** What a command that prints prints, and its exit code. */
 export interface LogOutput {
   readonly stdout: string
   readonly stderr: string
   readonly code: number
 }
 
+/** The error's code (`ELOOP`), never its message: that could hold a path not yet escaped. */
 const errno = (error: unknown): string =>
-  typeof error === "object" && error !== null && "code" in error ? String(error.code) : "an error"
+  typeof error === "object" && error !== null && "code" in error ? Escape.forLine(String(error.code)) : "an error"
 
 export const show = (request: LogRequest): Effect.Effect<LogOutput, Conversations.SessionHomeError | Conversations.ConversationNotFound> =>
   Effect.gen(function*() {
-    const dir = yield* Conversations.directory(request.home)
-    // The demo keeps its one conversation under a fixed name.
-    const conversation = request.demo && request.id === undefined
-      ? { id: "demo", path: Path.join(dir, "demo.jsonl") }
-      : yield* Conversations.locate(request.home, request.id === undefined ? "newest" : { id: request.id })
-    const noneYet: LogOutput = { stdout: `No conversation yet in ${Escape.forValue(dir)}.\n`, stderr: "", code: 0 }
-    if (conversation === undefined) return noneYet
+    const dir = yield* Conversations.directory(request.home, request.demo)
+    const here = request.directory
+    const conversation = request.id !== undefined
+      ? yield* Conversations.find(dir, request.id)
+      : here === undefined
+      ? undefined
+      : Conversations.newestStartedIn(dir, here)
+    if (conversation === undefined) return { stdout: noneHere(dir, here, request.demo), stderr: "", code: 0 }
     const { id, path } = conversation
     const records: Array<SessionRecord> = []
     // For --json: every object with a `type`, record types Mino does not know included.
@@ -231,8 +236,6 @@ export const show = (request: LogRequest): Effect.Effect<LogOutput, Conversation
         }
       }
     } catch (error) {
-      // Only the demo's fixed name can be absent here: it has not been run yet.
-      if (errno(error) === "ENOENT") return noneYet
       return { stdout: "", stderr: `mino: cannot read ${Escape.forValue(path)}: ${errno(error)}.\n`, code: 1 }
     }
     const note = unreadable === 0 ? "" : `mino: ${unreadable} line(s) of ${Escape.forValue(path)} could not be read and are not shown.\n`
@@ -241,6 +244,22 @@ export const show = (request: LogRequest): Effect.Effect<LogOutput, Conversation
       raw.map((text) => Escape.jsonText(text) + "\n").join("")
       : request.unknownOnly
       ? renderUnknown(records)
-      : `Conversation ${Escape.forLine(id)} (${Escape.forValue(path)})\n\n${records.length === 0 ? "No turns yet.\n" : render(records)}`
+      : `Conversation ${Escape.forLine(id)} (${Escape.forValue(path)})\n${startedIn(Conversations.origin(path))}\n\n${
+        records.length === 0 ? "No turns yet.\n" : render(records)
+      }`
     return { stdout, stderr: note, code: 0 }
   })
+
+/** Where a conversation started, as one line. */
+const startedIn = (origin: Conversations.Origin): string =>
+  origin._tag === "Started"
+    ? `Started in ${Escape.forValue(origin.cwd)}.`
+    : "Started in a directory it does not record (it was made before Mino recorded where each conversation starts)."
+
+/** What `mino log` without an id says when no conversation was started here. */
+const noneHere = (dir: string, here: string | undefined, demo: boolean): string => {
+  const others = Conversations.ids(dir).length
+  const list = others === 0 ? "" : ` ${others} started elsewhere: \`mino sessions${demo ? " --demo" : ""}\` lists them, \`mino log${demo ? " --demo" : ""} ID\` shows one.`
+  const where = here === undefined ? "this directory (it cannot be read)" : Escape.forValue(here)
+  return `No ${demo ? "demo " : ""}conversation started in ${where} yet.${list}\n`
+}

@@ -1,12 +1,14 @@
 /**
  * Where sessions live, and that the files there are what they claim to be.
  *
- * `HOME` must be an absolute path. `~/.mino` and `~/.mino/sessions` must be real
- * directories owned by this user (never a symlink) and are tightened to 0700 on
- * every start; a session or lock file must be a regular file owned by this user
- * (never a symlink, FIFO or device) and is tightened to 0600. Every check is
- * made on the opened descriptor, so nothing is followed, read or appended to
- * before it has been checked, and opening never blocks.
+ * `HOME` must be an absolute path. `~/.mino` and `~/.mino/sessions` (or the
+ * demo's `~/.mino/demo`) must be real directories owned by this user (never a
+ * symlink) and are tightened to 0700 on every start; a session or lock file must
+ * be a regular file owned by this user (never a symlink, FIFO or device) and is
+ * tightened to 0600. Every check is made on the opened descriptor, so nothing is
+ * followed, read or appended to before it has been checked, and opening never
+ * blocks. Which files are conversations, and what they are named, is
+ * `Conversations`' business.
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
@@ -18,20 +20,23 @@ const { O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_RDONLY } = Fs.constants
 /** `path` for a one-line message: escaped, so a name cannot hide text on a terminal. */
 export const show = (path: string): string => Escape.forValue(path)
 
-/** The sessions directory under `home`, or why `home` cannot be used. */
-export const sessionsDirectory = (home: string | undefined): Either.Either<string, string> => {
+/**
+ * A directory of conversations under `home`: `~/.mino/sessions` (the default),
+ * or `~/.mino/demo` for the demo's; or why `home` cannot be used.
+ */
+export const sessionsDirectory = (home: string | undefined, name: "sessions" | "demo" = "sessions"): Either.Either<string, string> => {
   if (home === undefined) return Either.left("HOME is not set; Mino keeps its sessions in $HOME/.mino")
   if (home.length === 0) return Either.left("HOME is empty; Mino keeps its sessions in $HOME/.mino")
   if (!Path.isAbsolute(home)) return Either.left(`HOME is not an absolute path (${show(home)}); Mino keeps its sessions in $HOME/.mino`)
-  return Either.right(Path.join(home, ".mino", "sessions"))
+  return Either.right(Path.join(home, ".mino", name))
 }
 
 const uid = (): number | undefined => process.getuid?.()
 
-const kind = (stats: Fs.Stats): string =>
+export const kind = (stats: Fs.Stats): string =>
   stats.isSymbolicLink() ? "a symbolic link" : stats.isFIFO() ? "a FIFO" : stats.isCharacterDevice() || stats.isBlockDevice() ? "a device" : stats.isSocket() ? "a socket" : stats.isDirectory() ? "a directory" : "not a regular file"
 
-const errno = (error: unknown): string =>
+export const errno = (error: unknown): string =>
   typeof error === "object" && error !== null && "code" in error ? String(error.code) : String(error)
 
 /**
@@ -128,28 +133,4 @@ export const syncDirectory = (dir: string): void => {
   } finally {
     Fs.closeSync(fd)
   }
-}
-
-// ---------------------------------------------------------------------------
-// Conversations in the directory
-
-/** A conversation file's name: its id (creation time, then random) and `.jsonl`. */
-export const CONVERSATION = /^(\d{8}-\d{6}-[0-9a-f]{8})\.jsonl$/
-
-/** The lock that guards the directory's conversations (a fixed session id has its own). */
-export const lockPath = (dir: string, sessionId?: string): string =>
-  Path.join(dir, sessionId === undefined ? "conversations.lock" : `${sessionId}.lock`)
-
-/** The ids of the conversations in `dir`, oldest first (ids sort by creation time). */
-export const conversationIds = (dir: string): ReadonlyArray<string> =>
-  Fs.readdirSync(dir).flatMap((name) => {
-    const match = CONVERSATION.exec(name)
-    return match?.[1] === undefined ? [] : [match[1]]
-  }).sort()
-
-/** A new conversation id, named by the time it starts: `20260102-030405-1a2b3c4d`. */
-export const newConversationId = (now: Date): string => {
-  const stamp = now.toISOString().slice(0, 19).replace(/-|:/g, "").replace("T", "-")
-  const random = Array.from(crypto.getRandomValues(new Uint8Array(4)), (b) => b.toString(16).padStart(2, "0")).join("")
-  return `${stamp}-${random}`
 }

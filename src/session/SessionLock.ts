@@ -1,5 +1,6 @@
 /**
- * The lock a process holds on its conversations for as long as it runs.
+ * A lock a process holds for a scope: on its conversation for as long as it
+ * runs, on the sessions directory for the moment it takes to choose one.
  *
  * It is a `flock(2)` on a lock file inside the user's 0700 sessions directory, so
  * it belongs to the file, not to the name used to reach it: a symlinked HOME, a
@@ -43,8 +44,12 @@ const flockProgram = (): string | undefined =>
     }
   })
 
-/** Takes the lock on `path` (created 0600 if missing) for the scope, or fails at once. */
-export const acquire = (path: string): Effect.Effect<void, LockBusy | LockUnavailable, Scope.Scope> =>
+/**
+ * Takes the lock on `path` (created 0600 if missing) for the scope. It fails at
+ * once when another process holds it, or, with `waitSeconds`, when that one
+ * still holds it after so long (for a lock held only for a moment).
+ */
+export const acquire = (path: string, options: { readonly waitSeconds?: number } = {}): Effect.Effect<void, LockBusy | LockUnavailable, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.suspend((): Effect.Effect<number, LockBusy | LockUnavailable> => {
       const opened = SessionDirectory.openRegular(path, Fs.constants.O_RDWR | Fs.constants.O_CREAT)
@@ -55,7 +60,8 @@ export const acquire = (path: string): Effect.Effect<void, LockBusy | LockUnavai
         Fs.closeSync(fd)
         return Effect.fail(new LockUnavailable({ path, message: `the util-linux \`flock\` program is not installed (looked for ${FLOCK_PATHS.join(", ")})` }))
       }
-      const helper = spawnSync(program, ["--nonblock", "--conflict-exit-code", String(CONFLICT), "3"], {
+      const patience = options.waitSeconds === undefined ? ["--nonblock"] : ["--wait", String(options.waitSeconds)]
+      const helper = spawnSync(program, [...patience, "--conflict-exit-code", String(CONFLICT), "3"], {
         stdio: ["ignore", "ignore", "pipe", fd],
         encoding: "utf8",
         env: {},

@@ -1,13 +1,12 @@
 /**
  * The session store: the one service the Agent saves through. Opening it
- * checks the directory (`SessionDirectory`), takes the lock (`SessionLock`),
- * replays the file as a stream (`SessionReader`) into the `Conversation`, sets
+ * takes a conversation (`Conversations.take`: chosen under the directory's lock,
+ * then held by its own), replays the file as a stream (`SessionReader`) into the `Conversation`, sets
  * unreadable lines aside and closes a turn a crash left open (`Recovery`,
  * `TurnClosing`). Every save is encoded once (`Records.encode`, secrets
  * redacted), made durable (`DurableFile`), and only then applied to memory.
  */
 import * as Fs from "node:fs"
-import * as Path from "node:path"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -17,32 +16,20 @@ import * as Schema from "effect/Schema"
 import type { Committed, OpenCall, OpenTurn } from "./ConversationState.js"
 import { committed, ConversationState } from "./ConversationState.js"
 import * as Conversations from "./Conversations.js"
-import { ConversationNotFound, SessionHomeError } from "./Conversations.js"
+import { ConversationNotFound, SessionBusy, SessionHomeError, SessionOpenError } from "./Conversations.js"
 import * as DurableFile from "./DurableFile.js"
 import { SessionWriteError } from "./DurableFile.js"
 import { encode, type SessionRecord } from "./Records.js"
 import * as Recovery from "./Recovery.js"
 import { fromThrown, SessionDisk } from "./SessionDisk.js"
 import * as SessionDirectory from "./SessionDirectory.js"
-import * as SessionLock from "./SessionLock.js"
 import * as SessionReader from "./SessionReader.js"
 import { Secrets, type SecretsShape } from "../security/Secrets.js"
 import { type Closing, closingRecords, interrupted } from "./TurnClosing.js"
 import type { History } from "../model/History.js"
 import type { ResponseItem } from "../model/ResponseItem.js"
 
-export { ConversationNotFound, SessionHomeError, SessionWriteError }
-
-export class SessionBusy extends Schema.TaggedError<SessionBusy>()("SessionBusy", {
-  path: Schema.String,
-  message: Schema.String
-}) {}
-
-export class SessionOpenError extends Schema.TaggedError<SessionOpenError>()("SessionOpenError", {
-  path: Schema.String,
-  message: Schema.String
-}) {}
-
+export { ConversationNotFound, SessionBusy, SessionHomeError, SessionOpenError, SessionWriteError }
 
 /** A record that cannot be saved (too deep, too large): the turn fails, the file is unchanged. */
 export class RecordRejected extends Schema.TaggedError<RecordRejected>()("RecordRejected", {
@@ -53,12 +40,20 @@ export class RecordRejected extends Schema.TaggedError<RecordRejected>()("Record
 export interface ConversationInfo {
   readonly id: string
   readonly path: string
-  /** When it started: its first record's time, else the time its id names (ISO 8601). */
+  /** When it started: its header's time, else its first record's, else the time its id names (ISO 8601). */
   readonly startedAt: string
   /** How many turns it holds, each ended (recovery has closed any left open). */
   readonly turns: number
   /** Whether it continues an existing conversation (false: it starts empty). */
   readonly continued: boolean
+  /** The directory it was started in (a real path), when its file records one. */
+  readonly directory: string | undefined
+  /**
+   * When this start found no conversation started in its directory and began
+   * one: how many conversations there are from elsewhere (or from a directory
+   * not recorded), to say so.
+   */
+  readonly startedElsewhere?: number
 }
 
 export interface SessionStoreShape {
@@ -91,12 +86,20 @@ export interface SessionStoreShape {
 export interface SessionOptions {
   /** The user's home directory (`$HOME`); sessions live in `<home>/.mino/sessions`. */
   readonly home: string | undefined
-  /** A fixed session name (the demo uses `demo`); it takes precedence over `conversation`. */
+  /**
+   * The directory the conversation belongs to: the one Mino was started in
+   * (default: the process's working directory); symlinks are resolved.
+   */
+  readonly directory?: string
+  /** The demo's conversations, kept apart in `<home>/.mino/demo`. */
+  readonly demo?: boolean
+  /** A fixed session name (`<name>.jsonl`, records only); it takes precedence over `conversation`. */
   readonly sessionId?: string
   /**
-   * Which conversation to open: `"newest"` (the default; a new one when there is
-   * none), `"new"` (a new file beside the older ones, which stay), or `{ id }`
-   * (that one; `ConversationNotFound` when there is no such file).
+   * Which conversation to open: `"newest"` (the default: the newest started in
+   * `directory`, or a new one when there is none), `"new"` (a new file beside
+   * the older ones, which stay), or `{ id }` (that one, wherever it was started;
+   * `ConversationNotFound` when there is no such file).
    */
   readonly conversation?: Conversations.Which
 }
@@ -120,24 +123,19 @@ const open = (options: SessionOptions) =>
   Effect.gen(function*() {
     const disk = yield* SessionDisk
     const secrets = yield* Secrets
-    const dir = yield* Either.match(SessionDirectory.sessionsDirectory(options.home), {
-      onLeft: (message) => Effect.fail(new SessionHomeError({ message })),
-      onRight: Effect.succeed
-    })
-    const refuse = (path: string) => (message: string) => new SessionOpenError({ path, message })
-    yield* Either.mapLeft(SessionDirectory.ensureDirectory(dir), refuse(dir))
-    // Lock before choosing: two starts on a fresh HOME must not each create a conversation.
-    const lock = SessionDirectory.lockPath(dir, options.sessionId)
-    yield* SessionLock.acquire(lock).pipe(
-      Effect.catchTags({
-        LockBusy: () =>
-          new SessionBusy({ path: dir, message: `the session is busy: another mino process is using the conversation in ${SessionDirectory.show(dir)}` }),
-        LockUnavailable: (error) => new SessionOpenError({ path: dir, message: `cannot lock the session in ${SessionDirectory.show(dir)}: ${error.message}` })
-      })
-    )
     const now = new Date(yield* Clock.currentTimeMillis)
-    const sessionId = options.sessionId ?? (yield* choose(dir, options.conversation ?? "newest", now))
-    const path = Path.join(dir, `${sessionId}.jsonl`)
+    const taken = options.sessionId !== undefined
+      ? yield* Conversations.takeNamed(options.home, options.sessionId)
+      : yield* Conversations.take({
+        home: options.home,
+        demo: options.demo ?? false,
+        which: options.conversation ?? "newest",
+        cwd: options.directory,
+        now,
+        redact: secrets.redact
+      })
+    const { dir, id: sessionId, path } = taken
+    const refuse = (path: string) => (message: string) => new SessionOpenError({ path, message })
     const openFile = () =>
       Either.mapLeft(SessionDirectory.openRegular(path, O_RDWR | O_APPEND | O_CREAT), refuse(path))
     let fd = yield* openFile()
@@ -197,13 +195,7 @@ const open = (options: SessionOptions) =>
       notices.push(notice)
     }
     for (const notice of Recovery.leftOut(conversation.leftOut)) notices.push(notice)
-    const info: ConversationInfo = {
-      id: sessionId,
-      path,
-      startedAt: firstTime || Conversations.startedAtOf(sessionId) || now.toISOString(),
-      turns: conversation.endedTurns,
-      continued: firstTime !== undefined
-    }
+    const info = infoOf(taken, conversation.endedTurns, firstTime, now)
     return SessionStore.of({ sessionId, path, info, notices, ...store.shape })
   })
 
@@ -308,24 +300,22 @@ const openMemory = (options: MemorySessionOptions) =>
       path: ":memory:",
       startedAt: kept[0]?.time ?? new Date(yield* Clock.currentTimeMillis).toISOString(),
       turns: conversation.endedTurns,
-      continued: (options.records ?? []).length > 0
+      continued: (options.records ?? []).length > 0,
+      directory: undefined
     }
     return SessionStore.of({ sessionId: "memory", path: ":memory:", info, notices, ...store.shape })
   })
 
-/** The id of the conversation to open in `dir` (the lock is held: nothing else creates one meanwhile). */
-const choose = (dir: string, which: Conversations.Which, now: Date): Effect.Effect<string, ConversationNotFound> => {
-  const ids = SessionDirectory.conversationIds(dir)
-  if (which === "newest") return Effect.succeed(ids.at(-1) ?? SessionDirectory.newConversationId(now))
-  if (which === "new") {
-    // Ids sort by start time to the second; within one second, draw until the new
-    // one sorts last, so that "newest" finds it (bounded, should the clock go back).
-    const newest = ids.at(-1) ?? ""
-    let id = SessionDirectory.newConversationId(now)
-    for (let tries = 0; (id <= newest && tries < 1000) || ids.includes(id); tries++) id = SessionDirectory.newConversationId(now)
-    return Effect.succeed(id)
+/** What the banner is told: `firstTime` is the first record's time ("" when it has none, undefined without records). */
+const infoOf = (taken: Conversations.Taken, turns: number, firstTime: string | undefined, now: Date): ConversationInfo => {
+  const started = taken.origin._tag === "Started" ? taken.origin : undefined
+  return {
+    id: taken.id,
+    path: taken.path,
+    startedAt: started?.time || firstTime || Conversations.startedAtOf(taken.id) || now.toISOString(),
+    turns,
+    continued: !taken.created && turns > 0,
+    directory: started?.cwd,
+    ...(taken.startedElsewhere === undefined ? {} : { startedElsewhere: taken.startedElsewhere })
   }
-  return Conversations.isId(which.id) && ids.includes(which.id)
-    ? Effect.succeed(which.id)
-    : Effect.fail(new ConversationNotFound({ id: which.id, message: `no conversation ${JSON.stringify(which.id)} in ${SessionDirectory.show(dir)}` }))
 }

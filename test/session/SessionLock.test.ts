@@ -1,5 +1,5 @@
 /**
- * The lock follows the file, not its name: the same sessions directory reached
+ * The lock follows the file, not its name: the same conversation reached
  * through a symlinked HOME, a path spelled another way, or a bind mount is busy;
  * another user cannot take or block it; the kernel releases it when the holder
  * dies, even by SIGKILL; of two processes started at once exactly one opens.
@@ -65,18 +65,34 @@ describe("the session lock", () => {
       expect(yield* heldThen(other, home)).toBe(true)
     }))
 
-  it.live("the session's own directory reached through a relative path (the lock is on the inode): busy", () =>
+  it.live("the conversation's lock reached through a relative path (the lock is on the inode): busy", () =>
     Effect.gen(function*() {
       const home = tempDir("lock")
       yield* withStore(home, Effect.void)
-      const status = yield* withStore(home, Effect.sync(() => {
-        // Another process in another directory, given the same sessions directory by a relative route.
+      const status = yield* withStore(home, Effect.flatMap(SessionStore, (store) => Effect.sync(() => {
+        // Another process in another directory, given the same lock file by a relative route.
         const parent = Path.dirname(home)
-        const lock = Path.relative(parent, Path.join(home, ".mino", "sessions", "conversations.lock"))
+        const lock = Path.relative(parent, Path.join(home, ".mino", "sessions", `${store.info.id}.lock`))
         return spawnSync("flock", ["--nonblock", "--conflict-exit-code", "75", lock, "true"], { cwd: parent }).status
-      }))
+      })))
       expect(status).toBe(75)
     }))
+
+  it.live("the directory's lock is held only while choosing: a start waits for one that is choosing, and frees it once open", () =>
+    Effect.gen(function*() {
+      const home = tempDir("lock")
+      yield* withStore(home, Effect.void)
+      const directoryLock = Path.join(home, ".mino", "sessions", "conversations.lock")
+      // Another start choosing for 1 s: this one waits, then opens (the conversation is not the other's).
+      const chooser = spawn("flock", [directoryLock, "sleep", "1"], { stdio: "ignore" })
+      yield* Effect.sleep("200 millis")
+      const opened = yield* Effect.exit(withStore(home, Effect.void))
+      expect(Exit.isSuccess(opened)).toBe(true)
+      yield* Effect.promise(() => exited(chooser))
+      // While a session is open, the directory's lock is free.
+      const status = yield* withStore(home, Effect.sync(() => spawnSync("flock", ["--nonblock", "--conflict-exit-code", "75", directoryLock, "true"]).status))
+      expect(status).toBe(0)
+    }), 30_000)
 
   const canMount = (() => {
     if (process.getuid?.() !== 0) return false

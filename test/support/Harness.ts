@@ -16,6 +16,7 @@ import { Approver } from "../../src/approval/Approver.js"
 import * as Mino from "../../src/Mino.js"
 import * as ResponsesServer from "../../src/model/ResponsesServer.js"
 import type { Secrets } from "../../src/security/Secrets.js"
+import { HEADER_TYPE } from "../../src/session/Conversations.js"
 import type { SessionDisk } from "../../src/session/SessionDisk.js"
 import type { SessionStore } from "../../src/session/SessionStore.js"
 import type { AnyTool, ToolDisplay } from "../../src/tools/Tool.js"
@@ -24,11 +25,12 @@ export const API_KEY = "sk-test-7f3a9c1e5b2d4f6a8c0e"
 
 export const tempDir = (prefix: string): string => Fs.mkdtempSync(Path.join(Os.tmpdir(), `mino-${prefix}-`))
 
-/** Every line of the (single) session file under `home`, parsed; [] when there is none. */
+/** Every line of the (single) session file under `home` after its header, parsed; [] when there is none. */
 export const sessionLines = (home: string): Array<Record<string, unknown>> => {
   const file = sessionFile(home)
   if (file === undefined) return []
-  return Fs.readFileSync(file, "utf8").split("\n").filter((line) => line.length > 0).map((line) => JSON.parse(line) as Record<string, unknown>)
+  const lines = Fs.readFileSync(file, "utf8").split("\n").filter((line) => line.length > 0).map((line) => JSON.parse(line) as Record<string, unknown>)
+  return lines[0]?.["type"] === HEADER_TYPE ? lines.slice(1) : lines
 }
 
 export const sessionFile = (home: string): string | undefined => {

@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as ResponsesServer from "../../src/model/ResponsesServer.js"
+import { HEADER_TYPE } from "../../src/session/Conversations.js"
 import * as Pty from "./Pty.js"
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url))
@@ -147,17 +148,22 @@ export const sessionFile = (box: Sandbox): string => {
   return path.join(dir, files[0] ?? "")
 }
 
-/** Every line of the session file, each parsed as a JSON object (a line that does not parse fails the test). */
+/**
+ * Every line of the session file after its header (the conversation's first
+ * line, saying where it started), each parsed as a JSON object (a line that does
+ * not parse fails the test).
+ */
 export const sessionRecords = (box: Sandbox): ReadonlyArray<Json> => {
   const text = fs.readFileSync(sessionFile(box), "utf8")
   if (text.length > 0 && !text.endsWith("\n")) throw new Error("the session file ends in a partial line")
-  return text.split("\n").filter((line) => line.length > 0).map((line, index) => {
+  const lines = text.split("\n").filter((line) => line.length > 0).map((line, index) => {
     try {
       return Schema.decodeUnknownSync(JsonObject)(JSON.parse(line))
     } catch (error) {
       throw new Error(`session line ${index + 1} is not a JSON object: ${line}`, { cause: error })
     }
   })
+  return lines[0]?.["type"] === HEADER_TYPE ? lines.slice(1) : lines
 }
 
 /** `type` of each record, with the status of tool results and turn ends: `tool_result:unknown`. */

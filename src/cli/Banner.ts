@@ -37,11 +37,8 @@ export const conversationLine = (info: ConversationInfo, options: BannerOptions)
     const others = elsewhere === 0 ? "" : ` ${plural(elsewhere, "conversation")} started elsewhere: ${list} lists ${elsewhere === 1 ? "it" : "them"}.`
     return `New conversation, saved in ${file}.${others}`
   }
-  const where = info.directory === options.cwd
-    ? "here"
-    : info.directory === undefined
-    ? "in a directory it does not record"
-    : `in ${Escape.forValue(info.directory)}`
+  const where = info.directory === options.cwd ? " here" : info.directory === undefined ? "" : ` in ${Escape.forValue(info.directory)}`
+  const unrecorded = info.directory === undefined ? "; where is not recorded" : ""
   const another = options.which === "newest" ? `; \`mino${demo} --new\` starts another` : ""
-  return `Continuing the conversation started ${where} ${when(info.startedAt)} (${plural(info.turns, "turn")}), saved in ${file}${another}.`
+  return `Continuing the conversation started${where} ${when(info.startedAt)} (${plural(info.turns, "turn")}${unrecorded}), saved in ${file}${another}.`
 }

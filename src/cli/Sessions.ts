@@ -40,7 +40,7 @@ const where = (summary: Conversations.Summary, here: string | undefined): string
 /** A question as one escaped line, cut. */
 const excerpt = (text: string): string => {
   const chars = [...text.trim()]
-  return Escape.forLine(chars.length > QUESTION_CHARS ? `${chars.slice(0, QUESTION_CHARS).join("")}…` : chars.join(""))
+  return Escape.forLine(chars.length > QUESTION_CHARS ? `${chars.slice(0, QUESTION_CHARS).join("").trimEnd()}…` : chars.join(""))
 }
 
 /** One conversation: its id, start and turns; where; its last question. */

@@ -85,14 +85,23 @@ describe("the command line", () => {
     expect(refused("log", "a", "b")).toContain("at most one conversation id")
   })
 
-  it("--new starts a conversation, --continue ID picks one; not both, not with --demo", () => {
+  it("`mino sessions` lists the conversations (the demo's with --demo); `mino -- sessions` asks the question", () => {
+    expect(parsed("sessions")).toEqual({ _tag: "Sessions", demo: false })
+    expect(parsed("sessions", "--demo")).toEqual({ _tag: "Sessions", demo: true })
+    expect(parsed("--", "sessions")).toMatchObject({ _tag: "Chat", question: "sessions" })
+    expect(refused("sessions", "--new")).toBe("mino: --new does not apply to `mino sessions`; `mino --help` lists the options.")
+    expect(refused("sessions", "all")).toContain("`mino sessions` takes no arguments")
+  })
+
+  it("--new starts a conversation, --continue ID picks one; not both; with --demo too", () => {
     expect(parsed("--new")).toMatchObject({ _tag: "Chat", conversation: "new" })
     expect(parsed("--new", "why?")).toMatchObject({ conversation: "new", question: "why?" })
     expect(parsed("--continue", "20261203-074000-0123abcd")).toMatchObject({ conversation: { id: "20261203-074000-0123abcd" } })
     expect(refused("--continue")).toContain("--continue needs a value (ID)")
     expect(refused("--continue", "../../etc/passwd")).toContain("--continue takes a conversation id such as")
     expect(refused("--new", "--continue", "20261203-074000-0123abcd")).toBe("mino: --new and --continue cannot be combined: choose one conversation.")
-    expect(refused("--demo", "--new")).toContain("--new does not apply with --demo")
+    expect(parsed("--demo", "--new")).toMatchObject({ _tag: "Chat", demo: true, conversation: "new" })
+    expect(parsed("--demo", "--continue", "20261203-074000-0123abcd")).toMatchObject({ demo: true, conversation: { id: "20261203-074000-0123abcd" } })
   })
 
   it("the help describes every option in the table", () => {

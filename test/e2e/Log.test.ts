@@ -70,11 +70,15 @@ const SESSION: ReadonlyArray<SessionRecord> = [
   { type: "turn_end", turn_id: "t2", time: "2026-12-03T07:45:00.000Z", status: "interrupted", reason: "Mino stopped before the turn ended" }
 ]
 
-const writeSession = (box: Sandbox, records: ReadonlyArray<unknown>, tail = "") => {
+/** The header Mino writes first: this conversation started in `cwd`. */
+const header = (cwd: string) => ({ type: "conversation", turn_id: "", cwd, time: "2026-12-03T07:39:59.000Z" })
+
+/** A conversation started in the sandbox's working directory, holding `records`. */
+const writeSession = (box: Sandbox, records: ReadonlyArray<unknown>, tail = "", id = ID, cwd = box.cwd) => {
   const dir = path.join(box.home, ".mino", "sessions")
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
-  const file = path.join(dir, `${ID}.jsonl`)
-  fs.writeFileSync(file, records.map((record) => JSON.stringify(record) + "\n").join("") + tail, { mode: 0o600 })
+  const file = path.join(dir, `${id}.jsonl`)
+  fs.writeFileSync(file, [header(cwd), ...records].map((record) => JSON.stringify(record) + "\n").join("") + tail, { mode: 0o600 })
   return file
 }
 
@@ -90,7 +94,7 @@ describe("mino log", () => {
       expect(run.stderr).toBe("")
       expect(run.code).toBe(0)
       expect(run.stdout).toBe(
-        `Conversation ${ID} (${file})\n\n` +
+        `Conversation ${ID} (${file})\nStarted in ${box.cwd}.\n\n` +
           "Turn 1 · 2026-12-03 07:40:00 UTC · completed\n" +
           "  You> check the build\n" +
           "  [bash \"echo ok\"] approved · completed, exit code 0\n" +
@@ -132,7 +136,7 @@ describe("mino log", () => {
       const run = yield* runPlain(["log", "--json"], environment(box, NO_SERVER), box.cwd)
       expect(run.code).toBe(0)
       const lines = run.stdout.trimEnd().split("\n")
-      expect(lines.map((line) => JSON.parse(line))).toEqual([other, ...SESSION])
+      expect(lines.map((line) => JSON.parse(line))).toEqual([header(box.cwd), other, ...SESSION])
       expect(run.stdout).not.toMatch(/[\u001b\u202e]/)
       expect(run.stdout).toContain("\\u202e")
       // The torn last line is not shown; stderr says so.
@@ -155,6 +159,33 @@ describe("mino log", () => {
       expect(byId.stdout).toContain("Turn 2 ·")
     }))
 
+  it.scopedLive("without an id, the newest conversation started in this directory; by id, any, saying where it started", () =>
+    Effect.gen(function*() {
+      const box = yield* sandbox
+      const other = path.join(path.dirname(box.cwd), "other\u001b[2J")
+      fs.mkdirSync(other)
+      writeSession(box, SESSION.slice(0, 3), "", "20261203-074000-0000000a")
+      writeSession(box, SESSION.slice(13), "", "20261203-074500-0000000b", other)
+      writeSession(box, [{ type: "user_input", turn_id: "t9", text: "newest here" }], "", "20261203-073000-0000000c")
+      // Here: the newer of the two started here (ids sort by start time), not the other directory's, newer still.
+      const here = yield* runPlain(["log"], environment(box, NO_SERVER), box.cwd)
+      expect(here.stdout).toMatch(/^Conversation 20261203-074000-0000000a /)
+      expect(here.stdout).toContain("You> check the build")
+      const there = yield* runPlain(["log"], environment(box, NO_SERVER), other)
+      expect(there.stdout).toMatch(/^Conversation 20261203-074500-0000000b .*\nStarted in .*other\\e\[2J\.\n\n/)
+      expect(there.stdout).not.toContain("\u001b")
+      const byId = yield* runPlain(["log", "20261203-074500-0000000b"], environment(box, NO_SERVER), box.cwd)
+      expect(byId.stdout).toContain("Started in ")
+      expect(byId.stdout).toContain("You> install it")
+      const elsewhere = path.join(path.dirname(box.cwd), "empty")
+      fs.mkdirSync(elsewhere)
+      const none = yield* runPlain(["log"], environment(box, NO_SERVER), elsewhere)
+      expect(none.code).toBe(0)
+      expect(none.stdout).toBe(`No conversation started in ${elsewhere} yet. 3 started elsewhere: \`mino sessions\` lists them, \`mino log ID\` shows one.\n`)
+      const demo = yield* runPlain(["log", "--demo"], environment(box, NO_SERVER), box.cwd)
+      expect(demo.stdout).toBe(`No demo conversation started in ${box.cwd} yet.\n`)
+    }))
+
   it.scopedLive("a conversation file that is a FIFO or a symlink is refused in one line, never read or waited on", () =>
     Effect.gen(function*() {
       const box = yield* sandbox
@@ -162,14 +193,14 @@ describe("mino log", () => {
       const elsewhere = path.join(box.cwd, "elsewhere.jsonl")
       fs.renameSync(file, elsewhere)
       fs.symlinkSync(elsewhere, file)
-      const linked = yield* runPlain(["log"], environment(box, NO_SERVER), box.cwd)
+      const linked = yield* runPlain(["log", ID], environment(box, NO_SERVER), box.cwd)
       expect(linked.code).toBe(1)
       expect(linked.stdout).toBe("")
       expect(linked.stderr).toMatch(/^mino: cannot read .*: ELOOP\.\n$/)
       fs.unlinkSync(file)
       execFileSync("mkfifo", [file])
       // A reader that opened the FIFO would wait for a writer until runPlain's 15 s timeout.
-      const fifo = yield* runPlain(["log"], environment(box, NO_SERVER), box.cwd)
+      const fifo = yield* runPlain(["log", ID], environment(box, NO_SERVER), box.cwd)
       expect(fifo.code).toBe(1)
       expect(fifo.stderr).toMatch(/^mino: cannot read .*: EINVAL\.\n$/)
     }))

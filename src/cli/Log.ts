@@ -244,17 +244,15 @@ export const show = (request: LogRequest): Effect.Effect<LogOutput, Conversation
       raw.map((text) => Escape.jsonText(text) + "\n").join("")
       : request.unknownOnly
       ? renderUnknown(records)
-      : `Conversation ${Escape.forLine(id)} (${Escape.forValue(path)})\n${startedIn(Conversations.origin(path))}\n\n${
+      : `Conversation ${Escape.forLine(id)}, ${startedIn(Conversations.origin(path))}\nFile: ${Escape.forValue(path)}\n\n${
         records.length === 0 ? "No turns yet.\n" : render(records)
       }`
     return { stdout, stderr: note, code: 0 }
   })
 
-/** Where a conversation started, as one line. */
+/** Where a conversation started. */
 const startedIn = (origin: Conversations.Origin): string =>
-  origin._tag === "Started"
-    ? `Started in ${Escape.forValue(origin.cwd)}.`
-    : "Started in a directory it does not record (it was made before Mino recorded where each conversation starts)."
+  origin._tag === "Started" ? `started in ${Escape.forValue(origin.cwd)}` : "started in a directory not recorded"
 
 /** What `mino log` without an id says when no conversation was started here. */
 const noneHere = (dir: string, here: string | undefined, demo: boolean): string => {

@@ -78,20 +78,30 @@ export const pathOf = (dir: string, id: string): string => Path.join(dir, `${id}
 /** The lock of conversation (or fixed session) `id`; without one, the directory's, held while choosing. */
 export const lockPath = (dir: string, id?: string): string => Path.join(dir, id === undefined ? "conversations.lock" : `${id}.lock`)
 
-/** The ids of the conversations in `dir`, oldest first; none when `dir` does not exist yet. */
-export const ids = (dir: string): ReadonlyArray<string> => {
-  let names: ReadonlyArray<string>
+/** A conversation's file as its directory lists it, with what it is when it is no regular file. */
+interface Listed extends ConversationFile {
+  /** `a symbolic link`, `a FIFO`...: from the directory entry, so nothing is opened to learn it. */
+  readonly notRegular: string | undefined
+}
+
+/** The conversations in `dir`, oldest first (ids sort by start); none when `dir` does not exist yet. */
+const listed = (dir: string): ReadonlyArray<Listed> => {
+  let entries: ReadonlyArray<Fs.Dirent>
   try {
-    names = Fs.readdirSync(dir)
+    entries = Fs.readdirSync(dir, { withFileTypes: true })
   } catch (error) {
     if (SessionDirectory.errno(error) === "ENOENT") return []
     throw error
   }
-  return names.flatMap((name) => {
-    const id = FILE_NAME.exec(name)?.[1]
-    return id === undefined ? [] : [id]
-  }).sort()
+  return entries.flatMap((entry) => {
+    const id = FILE_NAME.exec(entry.name)?.[1]
+    if (id === undefined) return []
+    return [{ id, path: pathOf(dir, id), notRegular: entry.isFile() ? undefined : SessionDirectory.kind(entry) }]
+  }).sort((a, b) => (a.id < b.id ? -1 : 1))
 }
+
+/** The ids of the conversations in `dir`, oldest first; none when `dir` does not exist yet. */
+export const ids = (dir: string): ReadonlyArray<string> => listed(dir).map((file) => file.id)
 
 /** A new conversation id, named by the time it starts: `20260102-030405-1a2b3c4d`. */
 export const newId = (now: Date): string => {
@@ -159,21 +169,27 @@ const originOf = (text: string): Origin => {
 
 /**
  * `use` on the conversation file at `path`, opened read-only, never following a
- * symlink, never opening a FIFO or device (it is refused from its `lstat`, as
- * opening one can block or act); the reason when it cannot be.
+ * symlink, never opening a FIFO or device (opening one can block or act); the
+ * reason when it cannot be. What it is comes from its directory entry when
+ * `file` is listed, else from `lstat` and, once open, `fstat`. (A listed entry
+ * is trusted: a node's Stats cost more than the read, and a FIFO swapped in
+ * since is opened non-blocking and reads as empty.)
  */
-const withFile = <A>(path: string, use: (fd: number) => A): Either.Either<A, string> => {
+const withFile = <A>(file: string | Listed, use: (fd: number) => A): Either.Either<A, string> => {
+  const path = typeof file === "string" ? file : file.path
+  const notRegular = (kind: string) => Either.left(`${kind}, not a regular file`)
   let fd: number
   try {
-    const before = Fs.lstatSync(path)
-    if (!before.isFile()) return Either.left(`${SessionDirectory.kind(before)}, not a regular file`)
+    if (typeof file !== "string" && file.notRegular !== undefined) return notRegular(file.notRegular)
+    const before = typeof file === "string" ? Fs.lstatSync(path) : undefined
+    if (before !== undefined && !before.isFile()) return notRegular(SessionDirectory.kind(before))
     fd = Fs.openSync(path, Fs.constants.O_RDONLY | Fs.constants.O_NOFOLLOW | Fs.constants.O_NONBLOCK)
   } catch (error) {
     return Either.left(`cannot be opened (${SessionDirectory.errno(error)})`)
   }
   try {
-    const stats = Fs.fstatSync(fd)
-    if (!stats.isFile()) return Either.left(`${SessionDirectory.kind(stats)}, not a regular file`)
+    const stats = typeof file === "string" ? Fs.fstatSync(fd) : undefined
+    if (stats !== undefined && !stats.isFile()) return notRegular(SessionDirectory.kind(stats))
     return Either.right(use(fd))
   } catch (error) {
     return Either.left(`cannot be read (${SessionDirectory.errno(error)})`)
@@ -201,8 +217,8 @@ const readHeader = (fd: number): Origin => {
 }
 
 /** Where the conversation at `path` started: only its first line is read, and at most 64 KiB of it. */
-export const origin = (path: string): Origin =>
-  Either.match(withFile(path, readHeader), { onLeft: (reason) => ({ _tag: "Unreadable", reason }), onRight: (found) => found })
+export const origin = (file: string | Listed): Origin =>
+  Either.match(withFile(file, readHeader), { onLeft: (reason) => ({ _tag: "Unreadable", reason }), onRight: (found) => found })
 
 /** Whether `origin` says the conversation started in `cwd` (a real path). */
 export const startedIn = (found: Origin, cwd: string): boolean => found._tag === "Started" && found.cwd === cwd
@@ -297,20 +313,16 @@ type Chosen = Omit<Taken, "dir" | "path">
 
 /** The conversation `options.which` names in `dir` (the directory's lock is held: nothing else creates one meanwhile). */
 const choose = (dir: string, which: Which, cwd: string, now: Date): Effect.Effect<Chosen, ConversationNotFound> => {
-  const all = ids(dir)
+  const all = listed(dir)
   const fresh = (): Chosen => ({ id: freshId(all, now), origin: { _tag: "Started", cwd, time: now.toISOString() }, created: true })
   if (which === "new") return Effect.succeed(fresh())
   if (which === "newest") {
-    // Newest first, each file's first line only, until one started here.
-    for (let i = all.length - 1; i >= 0; i--) {
-      const id = all[i]!
-      const found = origin(pathOf(dir, id))
-      if (startedIn(found, cwd)) return Effect.succeed({ id, origin: found, created: false })
-    }
-    return Effect.succeed({ ...fresh(), startedElsewhere: all.length })
+    const found = newestOf(all, cwd)
+    return Effect.succeed(found === undefined ? { ...fresh(), startedElsewhere: all.length } : { id: found.file.id, origin: found.origin, created: false })
   }
-  return isId(which.id) && all.includes(which.id)
-    ? Effect.succeed({ id: which.id, origin: origin(pathOf(dir, which.id)), created: false })
+  const named = isId(which.id) ? all.find((file) => file.id === which.id) : undefined
+  return named !== undefined
+    ? Effect.succeed({ id: named.id, origin: origin(named), created: false })
     : Effect.fail(new ConversationNotFound({ id: which.id, message: `no conversation ${JSON.stringify(which.id)} in ${SessionDirectory.show(dir)}` }))
 }
 
@@ -319,10 +331,10 @@ const choose = (dir: string, which: Which, cwd: string, now: Date): Effect.Effec
  * sort by start time to the second, so within one second another is drawn
  * (bounded, should the clock go back).
  */
-const freshId = (all: ReadonlyArray<string>, now: Date): string => {
-  const newest = all.at(-1) ?? ""
+const freshId = (all: ReadonlyArray<ConversationFile>, now: Date): string => {
+  const newest = all.at(-1)?.id ?? ""
   let id = newId(now)
-  for (let tries = 0; (id <= newest && tries < 1000) || all.includes(id); tries++) id = newId(now)
+  for (let tries = 0; (id <= newest && tries < 1000) || all.some((file) => file.id === id); tries++) id = newId(now)
   return id
 }
 
@@ -352,11 +364,22 @@ const create = (taken: Taken, header: string): Either.Either<void, string> => {
 // Finding and reading, without a lock
 
 /** The conversations in `dir`, oldest first. */
-export const files = (dir: string): ReadonlyArray<ConversationFile> => ids(dir).map((id) => ({ id, path: pathOf(dir, id) }))
+export const files = (dir: string): ReadonlyArray<ConversationFile> => listed(dir).map(({ id, path }) => ({ id, path }))
+
+/** The newest of `all` started in `cwd` (a real path), with its origin: first lines only, newest first, until one is. */
+const newestOf = (all: ReadonlyArray<Listed>, cwd: string): { readonly file: Listed; readonly origin: Origin } | undefined => {
+  for (let i = all.length - 1; i >= 0; i--) {
+    const found = origin(all[i]!)
+    if (startedIn(found, cwd)) return { file: all[i]!, origin: found }
+  }
+  return undefined
+}
 
 /** The newest conversation in `dir` started in `cwd` (a real path), if any. */
-export const newestStartedIn = (dir: string, cwd: string): ConversationFile | undefined =>
-  [...files(dir)].reverse().find((file) => startedIn(origin(file.path), cwd))
+export const newestStartedIn = (dir: string, cwd: string): ConversationFile | undefined => {
+  const found = newestOf(listed(dir), cwd)?.file
+  return found === undefined ? undefined : { id: found.id, path: found.path }
+}
 
 /** The conversation named `id` in `dir`. */
 export const find = (dir: string, id: string): Effect.Effect<ConversationFile, ConversationNotFound> =>
@@ -386,14 +409,15 @@ export interface Summary extends ConversationFile {
 
 /** Every conversation in `dir`, newest first, each read once at the speed of a byte search. */
 export const summaries = (dir: string): ReadonlyArray<Summary> =>
-  [...files(dir)].reverse().map((file) => {
-    const scanned = withFile(file.path, (fd) => ({ origin: readHeader(fd), ...questions(fd) }))
+  [...listed(dir)].reverse().map((file) => {
+    const { id, path } = file
+    const scanned = withFile(file, (fd) => ({ origin: readHeader(fd), ...questions(fd) }))
     if (Either.isLeft(scanned)) {
-      return { ...file, origin: { _tag: "Unreadable", reason: scanned.left }, startedAt: startedAtOf(file.id), turns: 0, lastQuestion: undefined }
+      return { id, path, origin: { _tag: "Unreadable", reason: scanned.left }, startedAt: startedAtOf(id), turns: 0, lastQuestion: undefined }
     }
     const { origin: found, turns, lastQuestion } = scanned.right
-    const startedAt = (found._tag === "Started" ? found.time : undefined) ?? startedAtOf(file.id)
-    return { ...file, origin: found, startedAt, turns, lastQuestion }
+    const startedAt = (found._tag === "Started" ? found.time : undefined) ?? startedAtOf(id)
+    return { id, path, origin: found, startedAt, turns, lastQuestion }
   })
 
 /** How many questions the file holds, and the text of the last one: a byte search, with one line parsed. */
@@ -420,21 +444,21 @@ const questions = (fd: number): { readonly turns: number; readonly lastQuestion:
   return { turns, lastQuestion: last === undefined ? undefined : questionAt(fd, last) }
 }
 
-/** The text of the question whose line starts at `start`; undefined when the line is cut short or not one. */
+/** The text of the question whose line starts at `start`; undefined when the line is cut short, too long, or not one. */
 const questionAt = (fd: number, start: number): string | undefined => {
+  // One read holds the line almost always; a longer one (up to a record's limit) is gathered in pieces.
+  const buffer = scratch()
   const pieces: Array<Buffer> = []
-  let bytes = 0
-  while (bytes <= MAX_RECORD_BYTES) {
-    const piece = Buffer.allocUnsafe(64 * 1024)
-    const read = Fs.readSync(fd, piece, 0, piece.length, start + bytes)
+  for (let bytes = 0; bytes <= MAX_RECORD_BYTES;) {
+    const read = Fs.readSync(fd, buffer, 0, SCAN_CHUNK, start + bytes)
     if (read === 0) return undefined
-    const newline = piece.subarray(0, read).indexOf(0x0a)
-    pieces.push(piece.subarray(0, newline < 0 ? read : newline))
-    bytes += read
+    const newline = buffer.subarray(0, read).indexOf(0x0a)
+    pieces.push(Buffer.from(buffer.subarray(0, newline < 0 ? read : newline)))
     if (newline >= 0) {
       const json = Json.parse(Buffer.concat(pieces).toString("utf8"))
       return typeof json === "object" && json !== null && "text" in json && typeof json.text === "string" ? json.text : undefined
     }
+    bytes += read
   }
   return undefined
 }

@@ -33,9 +33,11 @@ export const sessionsDirectory = (home: string | undefined, name: "sessions" | "
 
 const uid = (): number | undefined => process.getuid?.()
 
-export const kind = (stats: Fs.Stats): string =>
+/** What a file that is not a regular one is, in words (`a FIFO`), from its Stats or directory entry. */
+export const kind = (stats: Fs.Stats | Fs.Dirent): string =>
   stats.isSymbolicLink() ? "a symbolic link" : stats.isFIFO() ? "a FIFO" : stats.isCharacterDevice() || stats.isBlockDevice() ? "a device" : stats.isSocket() ? "a socket" : stats.isDirectory() ? "a directory" : "not a regular file"
 
+/** A system error's code (`ENOENT`), or the error as text. */
 export const errno = (error: unknown): string =>
   typeof error === "object" && error !== null && "code" in error ? String(error.code) : String(error)
 

@@ -94,7 +94,7 @@ describe("mino log", () => {
       expect(run.stderr).toBe("")
       expect(run.code).toBe(0)
       expect(run.stdout).toBe(
-        `Conversation ${ID} (${file})\nStarted in ${box.cwd}.\n\n` +
+        `Conversation ${ID}, started in ${box.cwd}\nFile: ${file}\n\n` +
           "Turn 1 · 2026-12-03 07:40:00 UTC · completed\n" +
           "  You> check the build\n" +
           "  [bash \"echo ok\"] approved · completed, exit code 0\n" +
@@ -169,13 +169,13 @@ describe("mino log", () => {
       writeSession(box, [{ type: "user_input", turn_id: "t9", text: "newest here" }], "", "20261203-073000-0000000c")
       // Here: the newer of the two started here (ids sort by start time), not the other directory's, newer still.
       const here = yield* runPlain(["log"], environment(box, NO_SERVER), box.cwd)
-      expect(here.stdout).toMatch(/^Conversation 20261203-074000-0000000a /)
+      expect(here.stdout).toMatch(/^Conversation 20261203-074000-0000000a, /)
       expect(here.stdout).toContain("You> check the build")
       const there = yield* runPlain(["log"], environment(box, NO_SERVER), other)
-      expect(there.stdout).toMatch(/^Conversation 20261203-074500-0000000b .*\nStarted in .*other\\e\[2J\.\n\n/)
+      expect(there.stdout).toMatch(/^Conversation 20261203-074500-0000000b, started in .*other\\e\[2J\nFile: /)
       expect(there.stdout).not.toContain("\u001b")
       const byId = yield* runPlain(["log", "20261203-074500-0000000b"], environment(box, NO_SERVER), box.cwd)
-      expect(byId.stdout).toContain("Started in ")
+      expect(byId.stdout).toContain("started in ")
       expect(byId.stdout).toContain("You> install it")
       const elsewhere = path.join(path.dirname(box.cwd), "empty")
       fs.mkdirSync(elsewhere)

@@ -268,3 +268,39 @@ describe("summaries: turns and last question by a byte search", () => {
     expect(sweep).toBe(61)
   })
 })
+
+describe("cost with 1,000 conversations", () => {
+  it("a start in a new directory reads every first line; listing reads every file once; times printed beside floors", () => {
+    const dir = tempDir("thousand")
+    const COUNT = 1000
+    for (let i = 0; i < COUNT; i++) {
+      const records = Array.from({ length: 20 }, (_, t) => turn(`t${t}`, `question ${t} of conversation ${i}`)).flat()
+      plant(dir, `20260101-${String(100000 + i).slice(1)}0-${(0x10000000 + i).toString(16)}`, [header(`/projects/p${i % 50}`), ...lines(records)])
+    }
+    const paths = Conversations.files(dir).map((file) => file.path)
+    /** The best of 5 runs, in ms: the machine is shared, the least disturbed run says most. */
+    const best = (run: () => unknown): number => {
+      let fastest = Number.POSITIVE_INFINITY
+      for (let k = 0; k < 5; k++) {
+        const start = performance.now()
+        run()
+        fastest = Math.min(fastest, performance.now() - start)
+      }
+      return fastest
+    }
+    const openClose = best(() => paths.forEach((path) => Fs.closeSync(Fs.openSync(path, "r"))))
+    const readAll = best(() => paths.forEach((path) => Fs.readFileSync(path)))
+    const choosing = best(() => expect(Conversations.newestStartedIn(dir, "/nowhere")).toBeUndefined())
+    let listed: ReadonlyArray<Conversations.Summary> = []
+    const listing = best(() => (listed = Conversations.summaries(dir)))
+    expect(listed).toHaveLength(COUNT)
+    expect(listed.every((summary) => summary.turns === 20 && summary.origin._tag === "Started")).toBe(true)
+    expect(listed[0]?.lastQuestion).toBe(`question 19 of conversation ${COUNT - 1}`)
+    const ratio = (a: number, b: number) => (a / b).toFixed(1)
+    console.log(
+      `${COUNT} conversations of ${Fs.statSync(paths[0]!).size} bytes: every header ${choosing.toFixed(1)} ms ` +
+        `(opening and closing each file ${openClose.toFixed(1)} ms, ${ratio(choosing, openClose)}x); ` +
+        `listing ${listing.toFixed(1)} ms (reading each file whole ${readAll.toFixed(1)} ms, ${ratio(listing, readAll)}x)`
+    )
+  }, 120_000)
+})

@@ -11,8 +11,11 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
 import type { Committed, OpenCall, OpenTurn } from "./ConversationState.js"
 import { committed, ConversationState } from "./ConversationState.js"
 import * as Conversations from "./Conversations.js"
@@ -136,10 +139,14 @@ const open = (options: SessionOptions) =>
       })
     const { dir, id: sessionId, path } = taken
     const refuse = (path: string) => (message: string) => new SessionOpenError({ path, message })
-    const openFile = () =>
-      Either.mapLeft(SessionDirectory.openRegular(path, O_RDWR | O_APPEND | O_CREAT), refuse(path))
-    let fd = yield* openFile()
-    yield* Effect.addFinalizer(() => Effect.sync(() => Fs.closeSync(fd)))
+    // The file is a scoped resource: closed on success, failure and interruption. As first
+    // opened it has a scope of its own, closed early if a set-aside replaces the file.
+    const openFile = Effect.acquireRelease(
+      Effect.suspend(() => Either.mapLeft(SessionDirectory.openRegular(path, O_RDWR | O_APPEND | O_CREAT), refuse(path))),
+      (fd) => Effect.sync(() => Fs.closeSync(fd))
+    )
+    const firstOpen = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+    let fd = yield* Scope.extend(openFile, firstOpen)
 
     // Replay, line by line, straight into the conversation.
     const conversation = new ConversationState()
@@ -176,8 +183,8 @@ const open = (options: SessionOptions) =>
       })
       notices.push(aside.notice)
       if (aside.replaced) {
-        Fs.closeSync(fd)
-        fd = yield* openFile()
+        yield* Scope.close(firstOpen, Exit.void)
+        fd = yield* openFile
       }
       size = Fs.fstatSync(fd).size
     }

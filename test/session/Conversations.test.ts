@@ -19,6 +19,7 @@ import * as fc from "effect/FastCheck"
 import * as Conversations from "../../src/session/Conversations.js"
 import { encode, type SessionRecord } from "../../src/session/Records.js"
 import { type SessionOptions, SessionStore } from "../../src/session/SessionStore.js"
+import * as FaultyDisk from "../support/FaultyDisk.js"
 import { tempDir } from "../support/Harness.js"
 import { Secrets } from "../../src/security/Secrets.js"
 
@@ -226,6 +227,33 @@ describe("files that are not what they claim", () => {
       ))
       expect(Fs.readFileSync(info.path, "utf8")).not.toContain(key)
       expect(Fs.readFileSync(info.path, "utf8")).toContain("[redacted]")
+    }))
+})
+
+describe("the session file and its locks are scoped resources", () => {
+  const openDescriptors = () => Fs.readdirSync("/proc/self/fd").length
+
+  it.live("no descriptor is left open: after a chat, after a set-aside that replaced the file, after an open that failed", () =>
+    Effect.gen(function*() {
+      const { home, dirs: [a], sessions } = place("projA")
+      const before = openDescriptors()
+      const ROUNDS = 10
+      for (let round = 0; round < ROUNDS; round++) {
+        const { info } = yield* session({ home, directory: a! }, turn(`t${round}`, "again"))
+        // A crash left a turn open and the file ends in garbage: recovery sets it aside and closes the turn...
+        Fs.appendFileSync(info.path, JSON.stringify({ type: "user_input", turn_id: `open${round}`, text: "left open" }) + "\n{garbage\n")
+        // ...but closing it fails on a full disk: the open fails after the file was opened.
+        const failed = yield* Effect.exit(Effect.scoped(Effect.provide(
+          SessionStore,
+          SessionStore.layerOnDisk({ home, directory: a! }).pipe(Layer.provide(FaultyDisk.layer({ write: { code: "ENOSPC", after: 0 } })), Layer.provide(Secrets.layerNone))
+        )))
+        expect(Exit.isFailure(failed)).toBe(true)
+        // Only garbage under a fixed name: the file is moved aside whole and opened anew.
+        Fs.writeFileSync(Path.join(sessions, "fixed.jsonl"), "garbage\n")
+        expect((yield* withStore({ home, sessionId: "fixed" }, Effect.map(SessionStore, (store) => store.notices)))[0]).toMatch(/could not be read/)
+      }
+      console.log(`scoped descriptors: ${ROUNDS} rounds of a chat, a failed open and a replaced file`)
+      expect(openDescriptors()).toBe(before)
     }))
 })
 

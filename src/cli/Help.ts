@@ -22,9 +22,9 @@ command is shown to you first and runs only if you approve it.
 Usage:
 ${
     column([
-      ["mino [options]", "start (or continue) the conversation"],
+      ["mino [options]", "start (or continue) this directory's conversation"],
       ["mino [options] QUESTION", "ask QUESTION first, then keep chatting"],
-      ["mino log [ID] [--json | --unknown]", "show a conversation: turns, commands, approvals, results"],
+      ["mino log [ID] [--json | --unknown]", "show a conversation (this directory's): turns, commands, approvals, results"],
       ["mino sessions", "list the conversations: id, directory, start, turns, last question"]
     ])
   }

@@ -33,7 +33,7 @@ const where = (summary: Conversations.Summary, here: string | undefined): string
     case "NotRecorded":
       return "in a directory not recorded (made before Mino recorded it)"
     case "Unreadable":
-      return `not readable: ${origin.reason}`
+      return `not readable: ${Escape.forLine(origin.reason)}`
   }
 }
 

@@ -175,7 +175,8 @@ describe("the packed tarball", () => {
           status: "completed",
           answer: "It says HELLO.",
           requests: 2,
-          records: ["user_input", "model_response", "tool_start", "tool_result", "model_response", "turn_end"]
+          // The conversation's header (where it started), then the turn.
+          records: ["conversation", "user_input", "model_response", "tool_start", "tool_result", "model_response", "turn_end"]
         })
       }).pipe(Effect.scoped),
     300_000

@@ -66,7 +66,8 @@ describe("interrupted turn", () => {
         yield* withAgent({ home, url: server.url, tools }, turn("do it once"))
         const file = sessionFile(home)!
         const lines = Fs.readFileSync(file, "utf8").split("\n").filter(Boolean)
-        Fs.writeFileSync(file, lines.slice(0, keep).join("\n") + "\n")
+        // The conversation's header, then `keep` records.
+        Fs.writeFileSync(file, lines.slice(0, keep + 1).join("\n") + "\n")
         const requestsBefore = (yield* server.requests).length
 
         const reopened = yield* withAgent({ home, url: server.url, tools }, Effect.gen(function*() {

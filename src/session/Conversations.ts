@@ -252,6 +252,11 @@ export interface Taken extends ConversationFile {
   readonly startedElsewhere?: number
 }
 
+/** The directory of conversations under `home`, made if missing and checked (`SessionDirectory.ensureDirectory`). */
+const ensured = (home: string | undefined, demo: boolean) =>
+  Effect.flatMap(directory(home, demo), (dir) =>
+    Effect.as(Either.mapLeft(SessionDirectory.ensureDirectory(dir), (message) => new SessionOpenError({ path: dir, message })), dir))
+
 /** How long a start waits for another to finish choosing (a moment, unless that one is stopped). */
 const CHOOSING_SECONDS = 5
 
@@ -262,12 +267,11 @@ const CHOOSING_SECONDS = 5
  */
 export const take = (options: TakeOptions): Effect.Effect<Taken, SessionHomeError | SessionOpenError | SessionBusy | ConversationNotFound, Scope.Scope> =>
   Effect.gen(function*() {
-    const dir = yield* directory(options.home, options.demo)
     const cwd = startupDirectory(options.cwd)
     if (cwd === undefined) {
       return yield* new SessionOpenError({ path: options.cwd ?? ".", message: "the startup directory cannot be read (was it deleted?), so no conversation belongs to it" })
     }
-    yield* Either.mapLeft(SessionDirectory.ensureDirectory(dir), (message) => new SessionOpenError({ path: dir, message }))
+    const dir = yield* ensured(options.home, options.demo)
     const session = yield* Effect.scope
     return yield* Effect.scoped(Effect.gen(function*() {
       yield* lock(lockPath(dir), { waitSeconds: CHOOSING_SECONDS }, () =>
@@ -286,8 +290,7 @@ export const take = (options: TakeOptions): Effect.Effect<Taken, SessionHomeErro
 /** A session under a fixed name (`<name>.jsonl`, a benchmark's, say): no header, no choosing, its lock for the scope. */
 export const takeNamed = (home: string | undefined, name: string): Effect.Effect<Taken, SessionHomeError | SessionOpenError | SessionBusy, Scope.Scope> =>
   Effect.gen(function*() {
-    const dir = yield* directory(home)
-    yield* Either.mapLeft(SessionDirectory.ensureDirectory(dir), (message) => new SessionOpenError({ path: dir, message }))
+    const dir = yield* ensured(home, false)
     const path = Path.join(dir, `${name}.jsonl`)
     yield* lock(lockPath(dir, name), {}, () => `the session is busy: another mino process is using ${SessionDirectory.show(path)}`)
     return { id: name, path, dir, origin: NOT_RECORDED, created: false }

@@ -231,6 +231,11 @@ describe("mino sessions", () => {
       const banner = yield* ask(box, hostile, [], "again")
       expect(banner.run.stdout).toContain("Continuing the conversation started here on")
       expect(banner.run.stdout.split("You>")[0]).not.toMatch(/[\u001b\u202e]/)
+      // Taken up from elsewhere, the banner names the hostile directory, escaped.
+      const taken = yield* ask(box, box.cwd, ["--continue", entry(there)], "from here")
+      const opening = taken.run.stdout.split("You>")[0]!
+      expect(opening).toContain(`Continuing the conversation started in ${path.dirname(box.cwd)}/proj\\e[2J\\nX\\u202e on `)
+      expect(opening).not.toMatch(/[\u001b\u202e]/)
       const none = yield* runPlain(["sessions", "--demo"], environment(box, "http://127.0.0.1:9/v1"), box.cwd)
       expect(none.stdout).toBe(`No demo conversations yet in ${path.join(box.home, ".mino", "demo")}.\n`)
     }), 90_000)

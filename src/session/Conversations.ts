@@ -163,7 +163,8 @@ const originOf = (text: string): Origin => {
   const json = Json.parse(text)
   if (typeof json !== "object" || json === null || !("type" in json) || json.type !== HEADER_TYPE) return NOT_RECORDED
   if (!("cwd" in json) || typeof json.cwd !== "string" || !Path.isAbsolute(json.cwd)) return NOT_RECORDED
-  const time = "time" in json && typeof json.time === "string" ? json.time : undefined
+  // A time that does not parse says nothing: the id's is used instead.
+  const time = "time" in json && typeof json.time === "string" && !Number.isNaN(Date.parse(json.time)) ? json.time : undefined
   return { _tag: "Started", cwd: json.cwd, time }
 }
 

@@ -9,6 +9,7 @@
  * It reads the file without the lock, so it works while a chat runs.
  */
 import * as Effect from "effect/Effect"
+import { committed, ConversationState } from "../session/ConversationState.js"
 import * as Conversations from "../session/Conversations.js"
 import * as Recovery from "../session/Recovery.js"
 import type { SessionRecord, TurnEnd, UserInput } from "../session/Records.js"
@@ -147,12 +148,22 @@ const denialReason = (output: string): string | undefined => {
   return inner === undefined || /^the user did not approve$/i.test(inner) ? undefined : firstLine(inner)
 }
 
-const status = (turn: Turn): string =>
+/** `reason` is why a completed turn is left out of what the model is sent (ConversationState's rule), if it is. */
+const status = (turn: Turn, leftOut: string | undefined): string =>
   turn.end === undefined
     ? "not ended (running now, or Mino stopped before it ended)"
+    : leftOut !== undefined
+    ? `${turn.end.status}, left out of what the model is sent: ${Escape.forLine(leftOut)}`
     : turn.end.reason === undefined
     ? turn.end.status
     : `${turn.end.status}: ${Escape.forLine(turn.end.reason)}`
+
+/** Why each completed turn the model is not sent again is left out, by turn id: the store's own rule, replayed. */
+const leftOutTurns = (records: ReadonlyArray<SessionRecord>): ReadonlyMap<string, string> => {
+  const state = new ConversationState()
+  for (const record of records) state.apply(committed(record, JSON.stringify(record)))
+  return new Map(state.leftOut.map((turn) => [turn.turnId, turn.reason]))
+}
 
 /** One line of text, cut to `max` characters (before escaping) with an ellipsis. */
 const excerpt = (text: string, max: number): string => {
@@ -162,14 +173,16 @@ const excerpt = (text: string, max: number): string => {
 }
 
 /** The whole conversation, turn by turn. */
-export const render = (records: ReadonlyArray<SessionRecord>): string =>
-  turns(records).map((turn, index) => {
-    const lines = [`Turn ${index + 1} · ${when(turn.input?.time ?? turn.end?.time)} · ${status(turn)}`]
+export const render = (records: ReadonlyArray<SessionRecord>): string => {
+  const leftOut = leftOutTurns(records)
+  return turns(records).map((turn, index) => {
+    const lines = [`Turn ${index + 1} · ${when(turn.input?.time ?? turn.end?.time)} · ${status(turn, leftOut.get(turn.turnId))}`]
     if (turn.input !== undefined) lines.push(`  You> ${Escape.forLine(turn.input.text)}`)
     for (const call of turn.calls.values()) lines.push(`  [${what(call)}] ${fate(call)}`)
     if (turn.answer.trim().length > 0) lines.push(`  Assistant> ${excerpt(turn.answer, 160)}`)
     return lines.join("\n") + "\n"
   }).join("\n")
+}
 
 /** Only the calls whose outcome is unknown, one line each; a line saying so when there are none. */
 export const renderUnknown = (records: ReadonlyArray<SessionRecord>): string => {

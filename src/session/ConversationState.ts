@@ -60,6 +60,7 @@ export interface OpenTurn {
 
 /** A completed turn kept in the file but not sent to the model. */
 export interface LeftOut {
+  readonly turnId: string
   /** Its number among the conversation's turns, from 1. */
   readonly number: number
   readonly question: string | undefined
@@ -260,7 +261,7 @@ export class ConversationState {
   private complete(turn: TurnState): void {
     const reason = turn.check.end() ?? turn.unwritable
     if (reason === undefined) this.history.add(turn.pieces)
-    else this.leftOut.push({ number: this.turnCount, question: turn.question, time: turn.time, reason })
+    else this.leftOut.push({ turnId: turn.turnId, number: this.turnCount, question: turn.question, time: turn.time, reason })
   }
 
   /** Counts a line that is kept but is not one of the five records (for positions). */

@@ -92,3 +92,33 @@ describe(`mino log's call lines (${RUNS} generated calls)`, () => {
     )
   })
 })
+
+describe("mino log and the turns the model is not sent", () => {
+  const answer = (turnId: string, text: string): SessionRecord => ({
+    type: "model_response",
+    turn_id: turnId,
+    output: [{ type: "message", id: `msg_${turnId}`, role: "assistant", content: [{ type: "output_text", text }] }]
+  })
+  const end = (turnId: string): SessionRecord => ({ type: "turn_end", turn_id: turnId, status: "completed" })
+
+  it("a completed turn that is not whole is marked left out, with the store's reason; a whole one is not", () => {
+    const records: ReadonlyArray<SessionRecord> = [
+      { type: "user_input", turn_id: "t1", text: "first" },
+      answer("t1", "one"),
+      end("t1"),
+      // The question of t2 was lost: the file no longer holds the turn whole.
+      answer("t2", "two"),
+      end("t2"),
+      // A call without its result, then an answer.
+      ...call(true, undefined).map((record) => ({ ...record, turn_id: "t3" })),
+      answer("t3", "three"),
+      end("t3")
+    ]
+    const heads = Log.render(records).split("\n").filter((line) => line.startsWith("Turn "))
+    expect(heads.map((line) => line.split(" · ")[2])).toEqual([
+      "completed",
+      "completed, left out of what the model is sent: its question is missing",
+      "completed, left out of what the model is sent: call \"c1\" has no result"
+    ])
+  })
+})

@@ -1,4 +1,4 @@
-// `npm run bench [start|step|restore|overflow]`: Mino's costs, each as a median
+// `npm run bench [start|step|restore|scale|overflow]`: Mino's costs, each as a median
 // and as a ratio to a floor measured in the same run, against the goals.
 //
 //   start     `node bin/mino.js` until its first `You> ` prompt  vs  `node -e 0`, through pipes
@@ -14,7 +14,9 @@
 //   scale     sessions of 1k, 10k and 100k records: a turn's end until the next prompt's
 //             questions are ready  vs  the same at 1k (flat: the goal); and the CPU of one
 //             request (built from the kept history, sent, its reply read)  vs  writing the same
-//             body to the same server with node:http and reading the same reply
+//             body to the same server with node:http and reading the same reply; and the
+//             built mino's start-up in a directory whose conversation holds N records  vs  an
+//             empty conversation's start-up + the restore of those records
 //   overflow  BashRunner killing `yes` at the 64 KiB output limit  vs  BashRunner
 //             running `head -c 65536 /dev/zero`; and what the gate that holds a command until
 //             the lifeline has armed it adds to its start
@@ -22,7 +24,7 @@
 // start runs the built CLI (npm run build); the others bundle scripts/bench-program.ts
 // from src into a temporary directory, so they need no build.
 import { spawn } from "node:child_process"
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync } from "node:fs"
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { availableParallelism, tmpdir } from "node:os"
 import { join } from "node:path"
@@ -35,7 +37,7 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url))
 const SCRATCH = realpathSync(mkdtempSync(join(tmpdir(), "mino-bench-")))
 process.on("exit", () => rmSync(SCRATCH, { recursive: true, force: true }))
 
-const GOALS = { start: 2, ptyStart: 2, firstQuestion: 1.5, step: 1.5, restore: 1.3, restoreMemory: 2, overflow: 2, prompt: 1.5, request: 2 }
+const GOALS = { start: 2, ptyStart: 2, firstQuestion: 1.5, step: 1.5, restore: 1.3, restoreMemory: 2, overflow: 2, prompt: 1.5, request: 2, startWithRecords: 1 }
 
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b)
@@ -437,6 +439,48 @@ const scale = async () => {
   for (const result of results) {
     rows.push(row(`   request CPU, ${k(result.records)} records`, ms(result.requestCpu), `node:http ${ms(result.floorCpu)}`, result.requestCpu / result.floorCpu, GOALS.request,
       `body ${(result.bodyBytes / 1e6).toFixed(2)} MB: built from the kept history, sent, its reply read; the floor writes the same bytes and reads the same reply`))
+  }
+  return [...rows, ...(await startWithRecords(results))]
+}
+
+/**
+ * The built mino's start-up to its first prompt in a directory whose newest
+ * conversation holds N records, beside the floor of an empty conversation's
+ * start-up plus the restore of those records (both measured in this run).
+ */
+const startWithRecords = async (results) => {
+  if (!existsSync(join(ROOT, "dist", "cli", "main.js"))) return [["   start-up with N records: dist/cli is missing: run `npm run build` first"]]
+  const cwd = realpathSync(mkdtempSync(join(SCRATCH, "work-")))
+  const environment = (home) => {
+    const env = { ...process.env, HOME: home, OPENAI_API_KEY: "fake", OPENAI_BASE_URL: "http://127.0.0.1:9/v1" }
+    for (const name of ["XDG_CACHE_HOME", "MINO_MODEL", "NODE_OPTIONS", "NODE_DISABLE_COMPILE_CACHE"]) delete env[name]
+    return env
+  }
+  const homeWith = async (records) => {
+    const home = mkdtempSync(join(SCRATCH, "start-home-"))
+    const dir = join(home, ".mino", "sessions")
+    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    if (records === 0) return home
+    const body = join(SCRATCH, `records-${records}.jsonl`)
+    await writeSession(body, records)
+    // A conversation started in `cwd`: its header, then the records.
+    const header = JSON.stringify({ type: "conversation", turn_id: "", cwd, time: "2026-01-01T00:00:00.000Z" }) + "\n"
+    writeFileSync(join(dir, "20260101-000000-0000beef.jsonl"), header + readFileSync(body, "utf8"), { mode: 0o600 })
+    return home
+  }
+  const times = async (home) => {
+    const mino = () => timeProcess([join(ROOT, "bin", "mino.js")], environment(home), cwd, "You> ")
+    await mino() // fills this home's code cache
+    const out = []
+    for (let i = 0; i < 5; i++) out.push(await mino())
+    return median(out)
+  }
+  const empty = await times(await homeWith(0))
+  const rows = []
+  for (const result of results) {
+    const value = await times(await homeWith(result.records))
+    const floor = empty + result.restoreMs
+    rows.push(row(`   start-up, ${result.records / 1000}k records`, ms(value), `empty ${ms(empty)} + restore ${ms(result.restoreMs)}`, value / floor, GOALS.startWithRecords))
   }
   return rows
 }

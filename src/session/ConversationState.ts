@@ -109,10 +109,8 @@ const savedText = (record: Readonly<Record<string, unknown>>, text: string, key:
  * string without escapes, the characters inside the quotes are the text itself, so
  * a slice of the line (not a copy) is kept; else the parsed text.
  */
-const keptQuestion = (record: UserInput, text: string): string => {
-  const json = savedText(record, text, "text")
-  return json !== undefined && !json.includes("\\") ? json.slice(1, -1) : record.text
-}
+const keptQuestion = (record: UserInput, json: string | undefined): string =>
+  json !== undefined && !json.includes("\\") ? json.slice(1, -1) : record.text
 
 /** The request items a committed record contributes (none for `tool_start`, `turn_end`). */
 const itemsOf = (record: SessionRecord): ReadonlyArray<ResponseItem> => {
@@ -143,19 +141,19 @@ class TurnState {
   unwritable: string | undefined
   constructor(readonly turnId: string, readonly firstLine: number) {}
 
-  /** Adds a record's items, taking their text from its line where the line holds it. */
-  add(record: UserInput | ModelResponse | ToolResultRecord, text: string): void {
+  /** Adds a record's items; `saved` is the JSON text of its question, output or result as its line holds it, if found. */
+  add(record: UserInput | ModelResponse | ToolResultRecord, saved: string | undefined): void {
     this.records.push(record)
     try {
       switch (record.type) {
         case "user_input":
-          this.pieces.push(History.question(record.text, savedText(record, text, "text")))
+          this.pieces.push(History.question(record.text, saved))
           return
         case "model_response":
-          this.pieces.push(History.items(record.output, savedText(record, text, "output")?.slice(1, -1)))
+          this.pieces.push(History.items(record.output, saved?.slice(1, -1)))
           return
         case "tool_result":
-          this.pieces.push(History.result(record.call_id, record.result, savedText(record, text, "result")))
+          this.pieces.push(History.result(record.call_id, record.result, saved))
           return
       }
     } catch {
@@ -217,16 +215,18 @@ export class ConversationState {
       this.open.set(record.turn_id, turn)
     }
     switch (record.type) {
-      case "user_input":
-        this.questionTexts.push(keptQuestion(record, text))
+      case "user_input": {
+        const json = savedText(record, text, "text")
+        this.questionTexts.push(keptQuestion(record, json))
         turn.question ??= record.text
         turn.time ??= record.time
         turn.check.question()
-        turn.add(record, text)
+        turn.add(record, json)
         return
+      }
       case "model_response": {
         turn.check.response(record.output)
-        turn.add(record, text)
+        turn.add(record, savedText(record, text, "output"))
         turn.requests += 1
         // Only the calls of a valid response belong to the turn: the Agent executes
         // nothing of an invalid one, and replay and recovery must agree with it.
@@ -248,7 +248,7 @@ export class ConversationState {
       }
       case "tool_result": {
         turn.check.result(record.call_id)
-        turn.add(record, text)
+        turn.add(record, savedText(record, text, "result"))
         const call = turn.call(record.call_id)
         call.name ??= record.name
         call.finished = true

@@ -113,9 +113,9 @@ describe("an invalid response's calls are never pending", () => {
       const home = tempDir("strict")
       const server = yield* scriptedModel([duplicate(), ResponsesServer.textResponse("later")])
       yield* withAgent({ home, url: server.url, tools: [EchoTool.make()] }, turn("first"))
-      // Cut the file back to before its turn_end: as if Mino was killed after saving the response.
+      // Cut the file back to before its turn_end (the header, the question, the response): as if Mino was killed after saving the response.
       const file = sessionFile(home)!
-      const kept = Fs.readFileSync(file, "utf8").split("\n").filter((line) => line.length > 0).slice(0, 2)
+      const kept = Fs.readFileSync(file, "utf8").split("\n").filter((line) => line.length > 0).slice(0, 3)
       Fs.writeFileSync(file, kept.join("\n") + "\n")
       const notices = yield* Effect.scoped(Effect.map(Effect.provide(SessionStore, SessionStore.layer({ home }).pipe(Layer.provide(Secrets.layer(API_KEY)))), (store) => store.notices))
       expect(notices).toEqual(["An interrupted turn was retained but excluded from context. It had requested no command, so nothing ran."])

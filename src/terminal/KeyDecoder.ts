@@ -2,16 +2,27 @@
  * Bytes from a terminal in raw mode, decoded into what the person did: typed
  * text, a key, pasted text, or a stop key. Pure and linear: each chunk is
  * scanned once, runs of typed or pasted text become one input, so a paste of a
- * megabyte is a handful of inputs, not a million.
+ * megabyte is a handful of inputs, not a million. No clock: the two decisions
+ * that wait for silence (the end of a paste, a lone ESC) are made when the
+ * reader finds the terminal idle (`idle`), never from when a chunk was read.
  *
  * A paste never types. Between the bracketed-paste markers (`ESC[200~` …
  * `ESC[201~`) everything is text: line breaks become `\n`, tabs stay, every
  * escape sequence and control is dropped, and an Enter is a newline, never a
  * submit. A terminal that does not filter the end marker out of pasted text
- * (tmux does not) lets a paste end early; so after a paste ends, the rest of
- * its chunk and every chunk that arrives before `QUIET_MS` of silence are
- * pasted text too. Ctrl+C and Ctrl+\ stop Mino wherever they arrive, a paste
- * included (stopping is the safe direction).
+ * (tmux does not) lets a paste end early, so an end marker is not trusted:
+ *
+ * - after one, everything is pasted (`trailing`) until the terminal has been
+ *   quiet for `QUIET_MS`, which only the reader can tell: it drains the
+ *   terminal and calls `idle` when nothing was left in it, so a process that
+ *   was stopped or busy cannot mistake the rest of a paste for typing;
+ * - and after that, an Enter read together with anything else is a pasted
+ *   newline, until an Enter has been read alone (as a key a person presses is)
+ *   and the terminal was idle after it: the rest of a paste that the terminal
+ *   delivered after a pause arrives as one read, not as a lone Enter.
+ *
+ * Ctrl+C and Ctrl+\ stop Mino wherever they arrive, a paste included (stopping
+ * is the safe direction).
  */
 
 export type StopKey = "interrupt" | "quit"
@@ -26,11 +37,11 @@ export type Input =
   /** Ctrl+C (`interrupt`) or Ctrl+\ (`quit`). */
   | { readonly _tag: "Stop"; readonly key: StopKey }
 
-/** After a paste ends, input counts as pasted until this long passes with none. */
+/**
+ * After a paste ends, input counts as pasted until the terminal has held none
+ * for this long; a lone ESC waits this long for the rest of its sequence.
+ */
 export const QUIET_MS = 100
-
-/** A lone ESC at the end of a chunk waits this long for the rest of its sequence. */
-export const ESCAPE_WAIT_MS = 100
 
 /** An escape sequence longer than this is garbage, not a key: it is dropped. */
 const MAX_SEQUENCE = 64
@@ -38,20 +49,37 @@ const MAX_SEQUENCE = 64
 export interface Decoder {
   /** The bytes of a UTF-8 character cut by the end of the last chunk. */
   readonly bytes: Uint8Array
-  /** An escape sequence cut by the end of the last chunk, and when it arrived. */
+  /** An escape sequence cut by the end of the last chunk. */
   readonly held: string
-  readonly heldAt: number
-  /** `typed`; `paste` between the markers; `after` a paste ended, until a quiet spell. */
-  readonly mode: "typed" | "paste" | "after"
-  /** When the last pasted input arrived. */
-  readonly pastedAt: number
+  /** `typed`; `paste` between the markers; `trailing` after an end marker, until `idle`. */
+  readonly mode: "typed" | "paste" | "trailing"
+  /**
+   * What an Enter is: `key`; `alone` since a paste ended: a key only when read
+   * alone, else a pasted newline; `aloneUntilIdle` once one was read alone,
+   * until the terminal is idle.
+   */
+  readonly enter: "key" | "alone" | "aloneUntilIdle"
 }
 
-export const initial: Decoder = { bytes: new Uint8Array(0), held: "", heldAt: 0, mode: "typed", pastedAt: 0 }
+export const initial: Decoder = { bytes: new Uint8Array(0), held: "", mode: "typed", enter: "key" }
 
-/** Whether the decoder is inside a paste or its quiet spell: what arrives now is pasted. */
-export const pasting = (decoder: Decoder, now: number): boolean =>
-  decoder.mode === "paste" || (decoder.mode === "after" && now - decoder.pastedAt < QUIET_MS)
+/** Whether the decoder waits to hear nothing more (the rest of a paste or of a lone ESC, or after a lone Enter): the reader then calls `idle`. */
+export const waiting = (decoder: Decoder): boolean =>
+  decoder.mode === "trailing" || (decoder.mode === "typed" && decoder.held === "\u001b") || decoder.enter === "aloneUntilIdle"
+
+/**
+ * The terminal held nothing for `QUIET_MS` after the last input (the reader
+ * drained it to know): a paste that had ended is over, what follows is typed;
+ * a lone ESC was the Escape key; after a lone Enter, Enter is a key again.
+ */
+export const idle = (decoder: Decoder): { readonly decoder: Decoder; readonly inputs: ReadonlyArray<Input> } => {
+  const escape = decoder.mode === "typed" && decoder.held === "\u001b"
+  const enter = decoder.mode === "typed" && decoder.enter === "aloneUntilIdle" ? "key" : decoder.enter
+  return {
+    decoder: { ...decoder, mode: decoder.mode === "paste" ? "paste" : "typed", held: escape ? "" : decoder.held, enter },
+    inputs: escape ? [key("escape")] : []
+  }
+}
 
 /**
  * Forgets a cut sequence that began before now, so no key can be made of bytes
@@ -60,6 +88,18 @@ export const pasting = (decoder: Decoder, now: number): boolean =>
  */
 export const forget = (decoder: Decoder): Decoder =>
   decoder.mode === "paste" ? decoder : { ...decoder, bytes: new Uint8Array(0), held: "" }
+
+/**
+ * The first stop key in a chunk, found before anything else in it is decoded,
+ * so the reader can act on it at once. Its byte can be nothing else: UTF-8
+ * continuation bytes and escape sequences never hold a C0 control.
+ */
+export const stopKey = (chunk: Uint8Array): StopKey | undefined => {
+  const interrupt = chunk.indexOf(0x03)
+  const quit = chunk.indexOf(0x1c)
+  if (interrupt === -1 && quit === -1) return undefined
+  return quit === -1 || (interrupt !== -1 && interrupt < quit) ? "interrupt" : "quit"
+}
 
 /** How many bytes at the end of `bytes` begin a UTF-8 character that is not complete. */
 const cutCharacter = (bytes: Uint8Array): number => {
@@ -165,12 +205,8 @@ const control = (ch: string): Input | undefined => {
   return code >= 1 && code <= 26 ? key(String.fromCharCode(code + 0x60), true) : undefined
 }
 
-/** Decodes one chunk read at `now` (milliseconds, any monotonic clock). */
-export const decode = (
-  decoder: Decoder,
-  chunk: Uint8Array,
-  now: number
-): { readonly decoder: Decoder; readonly inputs: ReadonlyArray<Input> } => {
+/** Decodes one chunk. */
+export const decode = (decoder: Decoder, chunk: Uint8Array): { readonly decoder: Decoder; readonly inputs: ReadonlyArray<Input> } => {
   const inputs: Array<Input> = []
   let pasted = ""
   // A paste that begins here is reported even when empty: a line it touched is a pasted line.
@@ -202,37 +238,29 @@ export const decode = (
   // Bytes to text, keeping a cut character for the next chunk.
   const bytes = decoder.bytes.length === 0 ? chunk : Buffer.concat([decoder.bytes, chunk])
   const cut = cutCharacter(bytes)
-  let held = decoder.held
-  // A lone ESC left waiting too long was the Escape key (inside a paste it may begin the end marker).
-  if (held === "\u001b" && decoder.mode !== "paste" && now - decoder.heldAt >= ESCAPE_WAIT_MS) {
-    push(key("escape"))
-    held = ""
-  }
-  const text = held + utf8.decode(bytes.subarray(0, bytes.length - cut))
-  let mode = decoder.mode === "after" && now - decoder.pastedAt >= QUIET_MS ? "typed" : decoder.mode
-  let pastedAt = decoder.pastedAt
-  let heldAt = decoder.heldAt
-  held = ""
+  const text = decoder.held + utf8.decode(bytes.subarray(0, bytes.length - cut))
+  let { enter, mode } = decoder
+  let held = ""
 
   let at = 0
   while (at < text.length) {
     if (mode !== "typed") {
-      pastedAt = now
       const escape = text.indexOf("\u001b", at)
       paste(text.slice(at, escape === -1 ? text.length : escape))
       if (escape === -1) break
       const found = sequence(text, escape)
       if (found._tag === "Incomplete") {
         held = text.slice(escape)
-        heldAt = now
         break
       }
       // Inside a paste a marker changes the mode and any other sequence is dropped, never a key.
       if (found.paste === "start") {
         mode = "paste"
         opened = true
+      } else if (found.paste === "end") {
+        mode = "trailing"
+        enter = "alone"
       }
-      else if (found.paste === "end") mode = "after"
       at = escape + found.length
       continue
     }
@@ -246,24 +274,29 @@ export const decode = (
     const ch = text[at] ?? ""
     if (ch !== "\u001b") {
       const input = control(ch)
-      if (input !== undefined) push(input)
+      if (input?._tag === "Key" && input.name === "enter" && enter !== "key") {
+        // Since a paste: only an Enter read alone is a key; one read with anything else is pasted.
+        if (text.length === 1) {
+          push(input)
+          enter = "aloneUntilIdle"
+        } else paste("\n")
+      } else if (input !== undefined) push(input)
       at += 1
       continue
     }
     const found = sequence(text, at)
     if (found._tag === "Incomplete") {
       held = text.slice(at)
-      heldAt = now
       break
     }
     // An end marker without its start means a paste is still arriving: what follows is pasted too.
     if (found.paste !== undefined) {
-      mode = found.paste === "start" ? "paste" : "after"
-      pastedAt = now
+      mode = found.paste === "start" ? "paste" : "trailing"
+      if (found.paste === "end") enter = "alone"
       opened = true
     } else if (found.input !== undefined) push(found.input)
     at += found.length
   }
   flushPaste()
-  return { decoder: { bytes: bytes.slice(bytes.length - cut), held, heldAt, mode, pastedAt }, inputs }
+  return { decoder: { bytes: bytes.slice(bytes.length - cut), held, mode, enter }, inputs }
 }

@@ -3,9 +3,14 @@
  * (bytes to inputs), `InputGate` (where each input goes), `LineEditor` (the
  * line) and `PromptLayout` (drawing it).
  *
- * The input is read for the whole life of the process, so keys never wait in
- * the terminal while Mino is busy; typed while no prompt is shown, they wait
- * in order for the next `You> ` prompt. Ctrl+C and Ctrl+\ act at once.
+ * The input is read for the whole life of the process: typed while no prompt
+ * is shown, keys wait in order for the next `You> ` prompt. While Mino is busy
+ * in synchronous work (or stopped) they wait in the terminal's input queue;
+ * every decision that depends on when a key arrived (the end of an approval
+ * guard, the end of a paste) drains that queue first, so they are never taken
+ * for later than they were. A chunk holding Ctrl+C or Ctrl+\ is not decoded:
+ * the terminal's modes are restored, input is no longer read, and the stop is
+ * requested, before anything else in it is looked at.
  *
  * An approval question is guarded, so that nothing typed before it was on the
  * screen can answer it, whatever the timing: the screen is written first (a
@@ -95,6 +100,8 @@ export const make = (options: KeyReaderOptions) =>
     let gate: InputGate.Gate = InputGate.idle
     let ended = false
     let modesSet = false
+    // A stop key was read: Mino is on its way out and takes no more input.
+    let stopped = false
 
     /** The prompt on the screen, and what its last draw left there. */
     interface Shown {
@@ -131,12 +138,22 @@ export const make = (options: KeyReaderOptions) =>
       redrawTimer = setTimeout(redrawNow, Math.max(0, REDRAW_MS - (performance.now() - lastRedraw)))
     }
 
+    /** A stop key: the terminal is given back and input left alone before the stop is requested, so nothing waits on it. */
+    const stop = (key: KeyDecoder.StopKey) => {
+      if (stopped) return
+      stopped = true
+      restoreModes()
+      input.pause()
+      options.onStopKey(key)
+    }
+
     const dispatch = (inputs: ReadonlyArray<KeyDecoder.Input>) => {
       for (const item of inputs) {
+        if (stopped) return
         const step = InputGate.feed(gate, item)
         gate = step.gate
         const { outcome } = step
-        if (outcome._tag === "Stop") options.onStopKey(outcome.key)
+        if (outcome._tag === "Stop") stop(outcome.key)
         else if (outcome._tag === "Edited") redrawSoon()
         else if (outcome._tag !== "Held") shown?.done(outcome)
       }
@@ -147,10 +164,35 @@ export const make = (options: KeyReaderOptions) =>
       if (gate._tag === "Reading") shown?.done({ _tag: "Ended", editor: gate.editor })
     }
     const onData = (chunk: Buffer | string) => {
+      if (stopped) return
       const bytes = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk
-      const decoded = KeyDecoder.decode(decoder, bytes, performance.now())
+      const stopKey = KeyDecoder.stopKey(bytes)
+      if (stopKey !== undefined) return stop(stopKey)
+      const decoded = KeyDecoder.decode(decoder, bytes)
       decoder = decoded.decoder
       dispatch(decoded.inputs)
+      if (KeyDecoder.waiting(decoder)) awaitIdle()
+    }
+
+    /**
+     * After a paste's end marker, what follows is pasted until the terminal has
+     * held nothing for `QUIET_MS` (and a lone ESC waits as long for the rest of
+     * its sequence). When the timer fires, the terminal is drained first: bytes
+     * that arrived while Mino was busy or stopped are read then, as what they
+     * are (pasted text; the rest of the sequence), and the wait starts again.
+     * Only an empty queue ends it, so the end never depends on when Mino ran.
+     */
+    let idleTimer: ReturnType<typeof setTimeout> | undefined
+    const awaitIdle = () => {
+      if (idleTimer !== undefined) clearTimeout(idleTimer)
+      idleTimer = setTimeout(checkIdle, KeyDecoder.QUIET_MS)
+    }
+    const checkIdle = () => {
+      idleTimer = undefined
+      if (drain().read > 0 || stopped) return
+      const settled = KeyDecoder.idle(decoder)
+      decoder = settled.decoder
+      dispatch(settled.inputs)
     }
 
     /**
@@ -160,6 +202,7 @@ export const make = (options: KeyReaderOptions) =>
      * believes is already set).
      */
     const assertModes = () => {
+      if (stopped) return
       if (ttyInput !== undefined) {
         ttyInput.setRawMode(false)
         ttyInput.setRawMode(true)
@@ -193,6 +236,7 @@ export const make = (options: KeyReaderOptions) =>
           restoreModes()
           input.pause()
           if (redrawTimer !== undefined) clearTimeout(redrawTimer)
+          if (idleTimer !== undefined) clearTimeout(idleTimer)
           if (fd !== undefined) Fs.closeSync(fd)
         })
     )
@@ -201,28 +245,31 @@ export const make = (options: KeyReaderOptions) =>
     let drainable = drainFd !== undefined
     /**
      * Hands over, now, everything read and not yet handed over, then everything
-     * the terminal still holds; false when input is still pouring in.
+     * the terminal still holds: how many bytes that was, and whether the
+     * terminal was left empty (not when input is still pouring in).
      */
-    const drain = (): boolean => {
+    const drain = (): { readonly read: number; readonly complete: boolean } => {
+      let read = 0
       // Node's own buffer: `read` passes what it holds to the 'data' listener.
-      while (input.readableLength > 0 && input.read() !== null) {
-        // Each chunk went through onData.
+      while (input.readableLength > 0) {
+        const chunk: unknown = input.read()
+        if (chunk === null) break
+        read += typeof chunk === "string" || Buffer.isBuffer(chunk) ? chunk.length : 1
       }
-      if (!drainable || drainFd === undefined) return true
-      let total = 0
-      while (total < DRAIN_LIMIT) {
+      if (!drainable || drainFd === undefined) return { read, complete: true }
+      while (read < DRAIN_LIMIT) {
         let count: number
         try {
           count = Fs.readSync(drainFd, drainBuffer, 0, drainBuffer.length, null)
         } catch (error) {
           if (errorCode(error) !== "EAGAIN") drainable = false
-          return true
+          return { read, complete: true }
         }
-        if (count === 0) return true
-        total += count
+        if (count === 0) return { read, complete: true }
+        read += count
         onData(Buffer.from(drainBuffer.subarray(0, count)))
       }
-      return false
+      return { read, complete: false }
     }
 
     const promptOf = (prompt: string, done: (outcome: InputGate.Outcome) => void): Shown => ({
@@ -243,6 +290,8 @@ export const make = (options: KeyReaderOptions) =>
 
     const readLine: KeyReader["readLine"] = (prompt, history) =>
       Effect.async<Option.Option<string>>((resume) => {
+        // After a stop key nothing is read: the stop ends the wait.
+        if (stopped) return
         assertModes()
         const settle = (outcome: InputGate.Outcome) => {
           if (outcome._tag !== "Submitted" && outcome._tag !== "Ended") return
@@ -265,6 +314,7 @@ export const make = (options: KeyReaderOptions) =>
 
     const ask: KeyReader["ask"] = (prompt) =>
       Effect.async<Option.Option<Answer>>((resume) => {
+        if (stopped) return
         if (ended) return resume(Effect.succeed(Option.none()))
         assertModes()
         // The screen is on the terminal: from here on, and until the guard ends, input only counts as ignored.
@@ -280,7 +330,8 @@ export const make = (options: KeyReaderOptions) =>
         }
         const endGuard = () => {
           timer = undefined
-          if (!drain()) {
+          if (stopped) return
+          if (!drain().complete) {
             timer = setTimeout(endGuard, options.guardMs)
             return
           }

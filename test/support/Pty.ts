@@ -8,9 +8,12 @@
  * The process is scoped: closing the scope SIGKILLs it if it is still running.
  *
  * Timing-sensitive tests talk to the driver on a side channel: `typeAcked`
- * returns once the bytes are in the terminal's input queue, and `flushOutput`
- * once everything the program has written so far is on `screen`.
+ * returns once the bytes are in the terminal's input queue (with the driver's
+ * time of that), and `flushOutput` once everything the program has written so
+ * far is on `screen`; spawned with `stamps`, `relayedAt` tells when the driver
+ * read a byte of the output (wall-clock milliseconds, as `Date.now()`).
  */
+import * as fs from "node:fs"
 import { spawn as spawnProcess } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { StringDecoder } from "node:string_decoder"
@@ -48,6 +51,8 @@ export interface SpawnOptions {
   /** The terminal's size, set before the program starts (default 200 columns, 50 rows). */
   readonly columns?: number
   readonly rows?: number
+  /** Record when each piece of output was read, for `relayedAt`. */
+  readonly stamps?: boolean
 }
 
 export interface Pty {
@@ -62,8 +67,13 @@ export interface Pty {
   readonly rawOutput: Effect.Effect<Buffer>
   /** Types `text`: `"y\n"` answers a prompt, `"\x03"` is Ctrl+C, `"\x04"` Ctrl+D. */
   readonly write: (text: string) => Effect.Effect<void>
-  /** Types `text` and returns once it is in the terminal's input queue (the program may not have read it). */
-  readonly typeAcked: (text: string) => Effect.Effect<void, PtyTimeout>
+  /**
+   * Types `text` and returns once it is in the terminal's input queue (the
+   * program may not have read it), with the driver's wall-clock time then (ms).
+   */
+  readonly typeAcked: (text: string) => Effect.Effect<number, PtyTimeout>
+  /** When the driver read the output byte at `offset` of `rawOutput` (ms, as `Date.now()`); only when spawned with `stamps`. */
+  readonly relayedAt: (offset: number) => Effect.Effect<number | undefined>
   /** Returns once everything the program has written so far is on `screen`. */
   readonly flushOutput: Effect.Effect<void, PtyTimeout>
   /**
@@ -73,6 +83,8 @@ export interface Pty {
    */
   readonly waitFor: (pattern: string | RegExp, timeoutMs?: number) => Effect.Effect<string, PtyTimeout>
   readonly kill: (signal: NodeJS.Signals) => Effect.Effect<void>
+  /** SIGSTOP, returning once the kernel reports the program stopped (SIGCONT continues it). */
+  readonly stop: Effect.Effect<void, PtyTimeout>
   /** Closes the terminal, as closing its window does; only when spawned `hangupable`. */
   readonly hangup: Effect.Effect<void>
   /** The terminal's modes right now, as the program left them. */
@@ -100,7 +112,9 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Pty, never, Scope.Sc
     const rawChunks: Array<Buffer> = []
     let received = 0
     let nextCommand = 0
-    const acked = new Map<number, number>()
+    const acked = new Map<number, { readonly relayed: number; readonly at: number }>()
+    // (bytes relayed in all, when): one per read of the output, with `stamps`.
+    const relays: Array<readonly [number, number]> = []
 
     const driver = yield* Effect.acquireRelease(
       Effect.sync(() => {
@@ -110,7 +124,8 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Pty, never, Scope.Sc
           cwd: options.cwd,
           hangup: options.hangupable === true,
           ...(options.columns === undefined ? {} : { columns: options.columns }),
-          ...(options.rows === undefined ? {} : { rows: options.rows })
+          ...(options.rows === undefined ? {} : { rows: options.rows }),
+          ...(options.stamps === true ? { stamps: true } : {})
         })
         // python3 runs with the test's own environment; only the program gets `options.env`.
         const child = spawnProcess("python3", [DRIVER, spec], { stdio: ["pipe", "pipe", "pipe", "pipe"] })
@@ -128,8 +143,10 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Pty, never, Scope.Sc
             const pid = /^pid (\d+)$/.exec(line)
             const ended = /^exit (\S+) (\S+)$/.exec(line)
             const modes = /^termios ([01]) ([01]) ([01])$/.exec(line)
-            const ack = /^ack (\d+) (\d+)$/.exec(line)
-            if (ack?.[1] !== undefined && ack[2] !== undefined) acked.set(Number(ack[1]), Number(ack[2]))
+            const ack = /^ack (\d+) (\d+) ([\d.]+)$/.exec(line)
+            const relay = /^relayed (\d+) ([\d.]+)$/.exec(line)
+            if (ack?.[1] !== undefined && ack[2] !== undefined) acked.set(Number(ack[1]), { relayed: Number(ack[2]), at: Number(ack[3]) })
+            else if (relay !== null) relays.push([Number(relay[1]), Number(relay[2])])
             else if (pid?.[1] !== undefined) Deferred.unsafeDone(started, Exit.succeed(Number(pid[1])))
             else if (modes !== null) termiosReports.push({ echo: modes[1] === "1", icanon: modes[2] === "1", isig: modes[3] === "1" })
             else if (ended?.[1] !== undefined && ended[2] !== undefined) {
@@ -160,7 +177,7 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Pty, never, Scope.Sc
 
     const exited = Deferred.await(exit)
     const commands = driver.stdio[3]
-    /** Sends a command to the driver and waits for its ack; returns the output byte count it reported. */
+    /** Sends a command to the driver and waits for its ack: the output byte count it reported, and its time. */
     const command = (body: Readonly<Record<string, unknown>>) =>
       Effect.gen(function*() {
         const id = nextCommand++
@@ -171,7 +188,7 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Pty, never, Scope.Sc
           if (Date.now() > deadline) return yield* new PtyTimeout({ message: `pty_driver did not acknowledge ${JSON.stringify(body).slice(0, 80)}` })
           yield* Effect.sleep(Duration.millis(2))
         }
-        return acked.get(id) ?? 0
+        return acked.get(id) ?? { relayed: 0, at: 0 }
       })
     const waitFor = (pattern: string | RegExp, timeoutMs = DEFAULT_TIMEOUT_MS) =>
       Effect.gen(function*() {
@@ -205,13 +222,24 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Pty, never, Scope.Sc
       screen: Effect.sync(() => screen),
       rawOutput: Effect.sync(() => Buffer.concat(rawChunks)),
       write: (text) => Effect.sync(() => void driver.stdin.write(text)),
-      typeAcked: (text) => Effect.asVoid(command({ type: Buffer.from(text, "utf8").toString("base64") })),
+      typeAcked: (text) => Effect.map(command({ type: Buffer.from(text, "utf8").toString("base64") }), (ack) => ack.at),
+      relayedAt: (offset) => Effect.sync(() => relays.find(([total]) => total > offset)?.[1]),
       flushOutput: Effect.gen(function*() {
-        const relayed = yield* command({ flush: true })
+        const { relayed } = yield* command({ flush: true })
         while (received < relayed) yield* Effect.sleep(Duration.millis(2))
       }),
       waitFor,
       kill: (name) => Effect.sync(() => signal(pid, name)),
+      stop: Effect.gen(function*() {
+        signal(pid, "SIGSTOP")
+        const deadline = Date.now() + DEFAULT_TIMEOUT_MS
+        while (true) {
+          const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+          if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("T")) return
+          if (Date.now() > deadline) return yield* new PtyTimeout({ message: `process ${pid} did not stop` })
+          yield* Effect.sleep(Duration.millis(1))
+        }
+      }),
       hangup: Effect.sync(() => void driver.stdin.end()),
       termios: Effect.gen(function*() {
         const before = termiosReports.length

@@ -1,7 +1,9 @@
 """Runs one program in a fresh pseudo-terminal and relays its bytes (test helper).
 
 Usage: python3 pty_driver.py '<json spec>'   spec = {"argv": [...], "env": {...}, "cwd": "..."}
-  optional: "columns" and "rows", the terminal's size (default 200 x 50)
+  optional: "columns" and "rows", the terminal's size (default 200 x 50);
+  "stamps": true, a control line `relayed <n> <ms>` after each read of output:
+  `n` bytes relayed in all, at wall-clock time `ms` (milliseconds since the epoch)
 
 - The program's terminal output (stdout and stderr share the pty) comes out on
   this process's stdout, byte for byte; bytes read on stdin go to the terminal as
@@ -18,7 +20,8 @@ Usage: python3 pty_driver.py '<json spec>'   spec = {"argv": [...], "env": {...}
   terminal's input queue (the write returned).
   `{"id": n, "flush": true}` relays everything the program has written so far
   (the terminal's output read until it is empty) before the ack.
-  An ack is `ack <id> <n>`: `n` bytes of output had been relayed by then.
+  An ack is `ack <id> <n> <ms>`: `n` bytes of output had been relayed by then,
+  and `ms` is the wall-clock time of the ack (milliseconds since the epoch).
   The program's pid is its own: it is exec'd directly, so it can be signalled.
 """
 import base64
@@ -32,6 +35,7 @@ import signal
 import struct
 import sys
 import termios
+import time
 
 
 def main() -> None:
@@ -81,7 +85,7 @@ def main() -> None:
     relayed = 0
 
     def ack(command_id) -> None:
-        sys.stderr.write(f"ack {command_id} {relayed}\n")
+        sys.stderr.write(f"ack {command_id} {relayed} {time.time() * 1000:.3f}\n")
         sys.stderr.flush()
 
     def relay_output() -> bool:
@@ -102,6 +106,9 @@ def main() -> None:
             while view:
                 view = view[os.write(stdout, view):]
             relayed += len(data)
+            if spec.get("stamps"):
+                sys.stderr.write(f"relayed {relayed} {time.time() * 1000:.3f}\n")
+                sys.stderr.flush()
 
     def write_typed() -> None:
         nonlocal written_total

@@ -4,18 +4,29 @@ import * as KeyDecoder from "../../src/terminal/KeyDecoder.js"
 
 type Input = KeyDecoder.Input
 
-/** Decodes `chunks`, each arriving at its time (ms), into one list of inputs. */
-const decodeAll = (chunks: ReadonlyArray<readonly [string | Uint8Array, number]>): Array<Input> => {
+/** Where the reader found the terminal idle (drained, nothing in it, for `QUIET_MS`). */
+const IDLE = Symbol("idle")
+
+/** Decodes `chunks` in order, each one read, into one list of inputs; `IDLE` marks a quiet spell between reads. */
+const decodeAll = (chunks: ReadonlyArray<string | Uint8Array | typeof IDLE>): Array<Input> => {
   let decoder = KeyDecoder.initial
   const inputs: Array<Input> = []
-  for (const [chunk, at] of chunks) {
-    const decoded = KeyDecoder.decode(decoder, typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk, at)
+  for (const chunk of chunks) {
+    const decoded = chunk === IDLE
+      ? KeyDecoder.idle(decoder)
+      : KeyDecoder.decode(decoder, typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk)
     decoder = decoded.decoder
     inputs.push(...decoded.inputs)
   }
   return inputs
 }
-const once = (text: string) => decodeAll([[text, 0]])
+const once = (text: string) => decodeAll([text])
+
+/** `bytes` cut at `cuts` (any numbers, taken modulo its length), in order. */
+const cutAt = (bytes: Uint8Array, cuts: ReadonlyArray<number>): Array<Uint8Array> => {
+  const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b)
+  return [...points, bytes.length].map((end, index, ends) => bytes.subarray(index === 0 ? 0 : ends[index - 1], end))
+}
 
 /** Adjacent texts of one kind joined: how a line sees them. */
 const merged = (inputs: ReadonlyArray<Input>): Array<Input> =>
@@ -79,69 +90,114 @@ describe("KeyDecoder", () => {
     expect(inputs).toEqual([{ _tag: "Paste", text: "echo safetouch PWNED\n" }])
   })
 
-  it("after a paste, input is pasted until a quiet spell; a key a moment later acts", () => {
-    const soon = decodeAll([[`${PASTE_START}a${PASTE_END}`, 1000], ["b\r", 1000 + KeyDecoder.QUIET_MS - 1]])
-    expect(merged(soon)).toEqual([{ _tag: "Paste", text: "ab\n" }])
-    const later = decodeAll([[`${PASTE_START}a${PASTE_END}`, 1000], ["\r", 1000 + KeyDecoder.QUIET_MS + 200]])
-    expect(later).toEqual([{ _tag: "Paste", text: "a" }, key("enter")])
-    // Each pasted chunk keeps the spell going.
-    const chain = decodeAll([[`${PASTE_START}a${PASTE_END}`, 0], ["b", 80], ["c", 160], ["\r", 240]])
-    expect(merged(chain)).toEqual([{ _tag: "Paste", text: "abc\n" }])
+  it("after a paste, input is pasted until the reader finds the terminal idle, however late it is read", () => {
+    // Read in a later chunk (however long Mino was stopped or busy): still pasted, because no idle spell was seen.
+    const late = decodeAll([`${PASTE_START}a${PASTE_END}`, "\rrun touch PWNED\r"])
+    expect(merged(late)).toEqual([{ _tag: "Paste", text: "a\nrun touch PWNED\n" }])
+    expect(KeyDecoder.waiting(KeyDecoder.decode(KeyDecoder.initial, Buffer.from(`${PASTE_START}a${PASTE_END}`)).decoder)).toBe(true)
+    // After the idle spell, keys act: an Enter read alone is Enter.
+    expect(decodeAll([`${PASTE_START}a${PASTE_END}`, IDLE, "\r"])).toEqual([{ _tag: "Paste", text: "a" }, key("enter")])
+    // An unpaired end marker (the paste began before) makes what follows pasted too.
+    expect(merged(once(`x${PASTE_END}y\r`))).toEqual([{ _tag: "Text", text: "x" }, { _tag: "Paste", text: "y\n" }])
+  })
+
+  it("after a paste and its idle spell, an Enter read with anything else is a pasted newline, until one read alone is followed by an idle spell", () => {
+    const pasted = `${PASTE_START}about markdown${PASTE_END}`
+    // The rest of a paste delivered after a pause arrives as one read: its CRs submit nothing.
+    expect(merged(decodeAll([pasted, IDLE, `\rrun touch PWNED\r${PASTE_END}`]))).toEqual([
+      { _tag: "Paste", text: "about markdown\n" },
+      { _tag: "Text", text: "run touch PWNED" },
+      { _tag: "Paste", text: "\n" }
+    ])
+    // Other keys act as typed; an Enter alone is Enter, and once the terminal is idle after it, Enter is Enter again.
+    expect(decodeAll([pasted, IDLE, "\u001b[D", "x", "\r", "y\r", IDLE, "z\r"])).toEqual([
+      { _tag: "Paste", text: "about markdown" },
+      key("left"),
+      { _tag: "Text", text: "x" },
+      key("enter"),
+      { _tag: "Text", text: "y" },
+      { _tag: "Paste", text: "\n" },
+      { _tag: "Text", text: "z" },
+      key("enter")
+    ])
+    // Typing with no paste before is never affected.
+    expect(once("y\r")).toEqual([{ _tag: "Text", text: "y" }, key("enter")])
   })
 
   it("a marker, a sequence or a character cut between chunks is put back together", () => {
     const e = Buffer.from("é", "utf8")
     const inputs = decodeAll([
-      ["\u001b[20", 0],
-      [`0~x${PASTE_END.slice(0, 3)}`, 1],
-      [`${PASTE_END.slice(3)}`, 2],
-      [e.subarray(0, 1), 500],
-      [Buffer.concat([e.subarray(1), Buffer.from("\u001b[")]), 501],
-      ["D", 502]
+      "\u001b[20",
+      `0~x${PASTE_END.slice(0, 3)}`,
+      `${PASTE_END.slice(3)}`,
+      IDLE,
+      e.subarray(0, 1),
+      Buffer.concat([e.subarray(1), Buffer.from("\u001b[")]),
+      "D"
     ])
     expect(inputs).toEqual([{ _tag: "Paste", text: "x" }, { _tag: "Text", text: "é" }, key("left")])
   })
 
-  it("a lone ESC is the Escape key once nothing follows it for a while", () => {
-    expect(decodeAll([["\u001b", 0], ["y", KeyDecoder.ESCAPE_WAIT_MS + 1]])).toEqual([key("escape"), { _tag: "Text", text: "y" }])
-    expect(decodeAll([["\u001b", 0], ["y", 1]])).toEqual([key("y", false, true)])
+  it("a lone ESC is the Escape key once the terminal is idle after it; before that it begins a sequence", () => {
+    expect(decodeAll(["\u001b", IDLE, "y"])).toEqual([key("escape"), { _tag: "Text", text: "y" }])
+    expect(decodeAll(["\u001b", "y"])).toEqual([key("y", false, true)])
+    // Inside a paste a lone ESC may begin the end marker: idle does not end it.
+    expect(decodeAll([`${PASTE_START}a\u001b`, IDLE, "[201~", IDLE, "\r"])).toEqual([{ _tag: "Paste", text: "a" }, key("enter")])
   })
 
   it("forget drops a cut sequence from before, but never inside a paste", () => {
-    const cut = KeyDecoder.decode(KeyDecoder.initial, Buffer.from("\u001b["), 0).decoder
-    expect(KeyDecoder.decode(KeyDecoder.forget(cut), Buffer.from("A"), 1).inputs).toEqual([{ _tag: "Text", text: "A" }])
-    const pasting = KeyDecoder.decode(KeyDecoder.initial, Buffer.from(`${PASTE_START}a\u001b[20`), 0).decoder
-    expect(KeyDecoder.decode(KeyDecoder.forget(pasting), Buffer.from("1~"), 1).inputs).toEqual([])
+    const cut = KeyDecoder.decode(KeyDecoder.initial, Buffer.from("\u001b[")).decoder
+    expect(KeyDecoder.decode(KeyDecoder.forget(cut), Buffer.from("A")).inputs).toEqual([{ _tag: "Text", text: "A" }])
+    const pasting = KeyDecoder.decode(KeyDecoder.initial, Buffer.from(`${PASTE_START}a\u001b[20`)).decoder
+    expect(KeyDecoder.decode(KeyDecoder.forget(pasting), Buffer.from("1~")).inputs).toEqual([])
   })
 
-  it("a paste never types: 1,000 generated pastes, cut anywhere, arriving within the spell, give no key and no text", () => {
+  it("a paste never types: 1,000 generated pastes, cut anywhere, read however late, give no key and no text", () => {
     const units = fc.constantFrom("a", " ", "\r", "\n", "\t", "y", "é", "\u001b", "[", "200~", "201~", PASTE_END, PASTE_START, "\u0004", "\u007f", "\u001b[A")
     fc.assert(
       fc.property(fc.string({ unit: units, maxLength: 60 }), fc.array(fc.nat(200), { maxLength: 6 }), (content, cuts) => {
-        const bytes = Buffer.from(`${PASTE_START}${content}${PASTE_END}`, "utf8")
-        const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b)
-        const chunks = [0, ...points, bytes.length].slice(1).map((end, index, ends): readonly [Uint8Array, number] => [
-          bytes.subarray(index === 0 ? 0 : ends[index - 1], end),
-          index * 10
-        ])
-        const inputs = decodeAll(chunks)
+        const inputs = decodeAll(cutAt(Buffer.from(`${PASTE_START}${content}${PASTE_END}`, "utf8"), cuts))
         expect(inputs.filter((input) => input._tag === "Key" || input._tag === "Text")).toEqual([])
       }),
       { numRuns: 1_000 }
     )
   })
 
+  it("a paste never submits: 1,000 generated pastes, cut anywhere, idle spells at any cuts: an Enter only from one read alone between idle spells", () => {
+    const units = fc.constantFrom("a", " ", "\r", "\n", "y", "\u001b", "[", "201~", PASTE_END, PASTE_START, "\u0004", "\u007f", "\u001b[A")
+    fc.assert(
+      fc.property(fc.string({ unit: units, maxLength: 60 }), fc.array(fc.nat(200), { maxLength: 6 }), fc.array(fc.boolean()), (content, cuts, idles) => {
+        let decoder = KeyDecoder.initial
+        let read = 0
+        // A lone Enter was read and the terminal was idle after it: the terminal itself paused around an Enter.
+        let pausedAroundEnter = false
+        for (const [index, chunk] of cutAt(Buffer.from(`${PASTE_START}${content}${PASTE_END}`, "utf8"), cuts).entries()) {
+          const decoded = KeyDecoder.decode(decoder, chunk)
+          read += chunk.length
+          const alone = /^[\r\n]$/.test(Buffer.from(chunk).toString("latin1"))
+          const enters = decoded.inputs.filter((input) => input._tag === "Key" && input.name === "enter")
+          if (enters.length > 0) expect(alone || pausedAroundEnter, `an Enter from ${JSON.stringify(Buffer.from(chunk).toString("latin1"))}`).toBe(true)
+          // (A terminal that paused right after the ESC of a paste's first marker sent the Escape key, not a paste.)
+          const idle = idles[index] === true && read !== 1
+          if (idle && alone) pausedAroundEnter = true
+          decoder = idle ? KeyDecoder.idle(decoded.decoder).decoder : decoded.decoder
+        }
+      }),
+      { numRuns: 1_000 }
+    )
+  })
+
+  it("a stop key is found in a chunk before anything is decoded", () => {
+    expect(KeyDecoder.stopKey(Buffer.from(`${PASTE_START}${"x".repeat(1000)}\u0003`))).toBe("interrupt")
+    expect(KeyDecoder.stopKey(Buffer.from("a\u001cb\u0003"))).toBe("quit")
+    expect(KeyDecoder.stopKey(Buffer.from("γάμμα 😀 \u001b[A"))).toBeUndefined()
+  })
+
   it("cutting typed input anywhere, delivered at once, decodes it the same", () => {
     const units = fc.constantFrom("a", "b", "\r", "\u007f", "\u001b[A", "\u001b[3~", "é", "😀", "\u0001", "\u001bOF")
     fc.assert(
       fc.property(fc.string({ unit: units, maxLength: 40 }), fc.array(fc.nat(200), { maxLength: 6 }), (typed, cuts) => {
-        const bytes = Buffer.from(typed, "utf8")
-        const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b)
-        const chunks = [0, ...points, bytes.length].slice(1).map((end, index, ends): readonly [Uint8Array, number] => [
-          bytes.subarray(index === 0 ? 0 : ends[index - 1], end),
-          0
-        ])
-        expect(merged(decodeAll(chunks))).toEqual(merged(once(typed)))
+        expect(merged(decodeAll(cutAt(Buffer.from(typed, "utf8"), cuts)))).toEqual(merged(once(typed)))
       }),
       { numRuns: 500 }
     )

@@ -12,6 +12,8 @@
  * - `Reading`: a prompt takes input into its editor.
  *
  * Stop keys are never queued or discarded: they act at once, in every state.
+ * The queue is persistent and costs O(1) per input (amortized), so a flood of
+ * type-ahead is linear, not quadratic.
  */
 import type { Input, StopKey } from "./KeyDecoder.js"
 import * as LineEditor from "./LineEditor.js"
@@ -25,8 +27,37 @@ export interface Ignored {
   readonly pasted: boolean
 }
 
+/** Inputs in arrival order: `front` oldest first, `back` newest first (reversed onto `front` when it runs out). */
+export interface Queue {
+  readonly front: List
+  readonly back: List
+}
+type List = { readonly head: Typed; readonly tail: List } | undefined
+
+const emptyQueue: Queue = { front: undefined, back: undefined }
+
+const enqueue = (queue: Queue, input: Typed): Queue => ({ front: queue.front, back: { head: input, tail: queue.back } })
+
+/** The oldest input and the rest, or `undefined` when the queue is empty. */
+const dequeue = (queue: Queue): readonly [Typed, Queue] | undefined => {
+  let { back, front } = queue
+  if (front === undefined) {
+    for (; back !== undefined; back = back.tail) front = { head: back.head, tail: front }
+  }
+  return front === undefined ? undefined : [front.head, { front: front.tail, back }]
+}
+
+/** The queue's inputs, oldest first. */
+export const queued = (queue: Queue): Array<Typed> => {
+  const inputs: Array<Typed> = []
+  for (let list = queue.front; list !== undefined; list = list.tail) inputs.push(list.head)
+  const newest: Array<Typed> = []
+  for (let list = queue.back; list !== undefined; list = list.tail) newest.push(list.head)
+  return [...inputs, ...newest.reverse()]
+}
+
 export type Gate =
-  | { readonly _tag: "Idle"; readonly pending: ReadonlyArray<Typed> }
+  | { readonly _tag: "Idle"; readonly pending: Queue }
   | { readonly _tag: "Guarded"; readonly ignored: Ignored }
   | { readonly _tag: "Reading"; readonly editor: LineEditor.Editor }
 
@@ -46,7 +77,7 @@ export interface Step {
   readonly outcome: Outcome
 }
 
-export const idle: Gate = { _tag: "Idle", pending: [] }
+export const idle: Gate = { _tag: "Idle", pending: emptyQueue }
 
 const noneIgnored: Ignored = { lines: 0, partial: LineEditor.empty(), pasted: false }
 
@@ -68,7 +99,7 @@ export const feed = (gate: Gate, input: Input): Step => {
   if (input._tag === "Stop") return { gate, outcome: { _tag: "Stop", key: input.key } }
   switch (gate._tag) {
     case "Idle":
-      return { gate: { _tag: "Idle", pending: [...gate.pending, input] }, outcome: { _tag: "Held" } }
+      return { gate: { _tag: "Idle", pending: enqueue(gate.pending, input) }, outcome: { _tag: "Held" } }
     case "Guarded":
       return { gate: { _tag: "Guarded", ignored: ignore(gate.ignored, input) }, outcome: { _tag: "Held" } }
     case "Reading": {
@@ -90,13 +121,12 @@ export const feed = (gate: Gate, input: Input): Step => {
  * typed at it, up to the first Enter (what follows waits for the next prompt).
  */
 export const open = (gate: Gate, history: ReadonlyArray<string>): Step => {
-  const pending = gate._tag === "Idle" ? gate.pending : []
+  let pending = gate._tag === "Idle" ? gate.pending : emptyQueue
   let current: Gate = { _tag: "Reading", editor: LineEditor.empty(history) }
-  for (const [index, input] of pending.entries()) {
-    const step = feed(current, input)
-    if (step.outcome._tag === "Submitted" || step.outcome._tag === "Ended") {
-      return { gate: { _tag: "Idle", pending: pending.slice(index + 1) }, outcome: step.outcome }
-    }
+  for (let next = dequeue(pending); next !== undefined; next = dequeue(pending)) {
+    pending = next[1]
+    const step = feed(current, next[0])
+    if (step.outcome._tag === "Submitted" || step.outcome._tag === "Ended") return { gate: { _tag: "Idle", pending }, outcome: step.outcome }
     current = step.gate
   }
   return { gate: current, outcome: { _tag: "Edited", editor: current._tag === "Reading" ? current.editor : LineEditor.empty(history) } }
@@ -105,7 +135,7 @@ export const open = (gate: Gate, history: ReadonlyArray<string>): Step => {
 /** An approval screen is up: what waits is discarded, and so is everything until `release`. */
 export const guard = (gate: Gate): Gate => ({
   _tag: "Guarded",
-  ignored: (gate._tag === "Idle" ? gate.pending : []).reduce(ignore, noneIgnored)
+  ignored: (gate._tag === "Idle" ? queued(gate.pending) : []).reduce(ignore, noneIgnored)
 })
 
 /** What the guard discarded so far (nothing when not guarded). */

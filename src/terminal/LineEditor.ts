@@ -4,120 +4,46 @@
  * escape sequence can ever become text: only typed printable text and pasted
  * text (newlines and tabs included) are inserted.
  *
- * The text is kept as two persistent lists of small chunks, the chunks nearest
- * the cursor first, so a key costs at most one chunk's copy whatever the line's
- * length; a paste costs its own length. Pure: every press returns a new editor.
+ * The text on each side of the cursor is a rope (`Rope`, a persistent balanced
+ * tree of small chunks), so a key costs O(log n) and at most one chunk's copy
+ * whatever the line's length: moving to either end joins the two ropes,
+ * recalling a question reuses the rope built the first time it was recalled,
+ * and a paste costs its own length. Pure: every press returns a new editor.
  */
 import * as Escape from "../security/Escape.js"
 import type { Input } from "./KeyDecoder.js"
+import * as Rope from "./Rope.js"
 import * as Width from "./Width.js"
 
-/** Code units per chunk: a key copies at most this much. */
-const CHUNK = 512
-
-/** Text as a persistent list of chunks; `size` counts the code points of this chunk and all after it. */
-export interface Chunks {
-  readonly text: string
-  readonly size: number
-  readonly next: Chunks | undefined
-}
-
-const isHigh = (unit: number): boolean => unit >= 0xd800 && unit <= 0xdbff
-const isLow = (unit: number): boolean => unit >= 0xdc00 && unit <= 0xdfff
-
-const points = (text: string): number => {
-  let count = text.length
-  for (let i = 0; i + 1 < text.length; i++) {
-    if (isHigh(text.charCodeAt(i)) && isLow(text.charCodeAt(i + 1))) {
-      count--
-      i++
-    }
-  }
-  return count
-}
-
-const node = (text: string, next: Chunks | undefined): Chunks => ({ text, size: points(text) + (next?.size ?? 0), next })
-
-/** `text` cut into chunks, never between the halves of a surrogate pair. */
-const pieces = (text: string): Array<string> => {
-  const out: Array<string> = []
-  let from = 0
-  while (from < text.length) {
-    let to = Math.min(text.length, from + CHUNK)
-    if (to < text.length && isLow(text.charCodeAt(to)) && isHigh(text.charCodeAt(to - 1))) to--
-    out.push(text.slice(from, to))
-    from = to
-  }
-  return out
-}
-
-/** Adds `text` at the end of a before-the-cursor list (its head is its last chunk). */
-const append = (list: Chunks | undefined, text: string): Chunks | undefined => {
-  if (text.length === 0) return list
-  if (list !== undefined && list.text.length + text.length <= CHUNK) return node(list.text + text, list.next)
-  return pieces(text).reduce<Chunks | undefined>((acc, piece) => node(piece, acc), list)
-}
-
-/** Adds `text` at the start of an after-the-cursor list (its head is its first chunk). */
-const prepend = (list: Chunks | undefined, text: string): Chunks | undefined => {
-  if (text.length === 0) return list
-  if (list !== undefined && list.text.length + text.length <= CHUNK) return node(text + list.text, list.next)
-  return pieces(text).reduceRight<Chunks | undefined>((acc, piece) => node(piece, acc), list)
-}
-
-/** The last code point of a before list, and the list without it. */
-const takeLast = (list: Chunks | undefined): readonly [string, Chunks | undefined] => {
-  if (list === undefined) return ["", undefined]
-  const { text } = list
-  const cut = text.length >= 2 && isLow(text.charCodeAt(text.length - 1)) && isHigh(text.charCodeAt(text.length - 2)) ? 2 : 1
-  const rest = text.slice(0, text.length - cut)
-  return [text.slice(text.length - cut), rest.length === 0 ? list.next : node(rest, list.next)]
-}
-
-/** The first code point of an after list, and the list without it. */
-const takeFirst = (list: Chunks | undefined): readonly [string, Chunks | undefined] => {
-  if (list === undefined) return ["", undefined]
-  const { text } = list
-  const cut = text.length >= 2 && isHigh(text.charCodeAt(0)) && isLow(text.charCodeAt(1)) ? 2 : 1
-  const rest = text.slice(cut)
-  return [text.slice(0, cut), rest.length === 0 ? list.next : node(rest, list.next)]
-}
-
-/** Moves every chunk of one list onto the other, reversing their order as the cursor passes them. */
-const moveAll = (from: Chunks | undefined, onto: Chunks | undefined): Chunks | undefined => {
-  let to = onto
-  for (let chunk = from; chunk !== undefined; chunk = chunk.next) to = node(chunk.text, to)
-  return to
-}
-
-/** A before list without its trailing code points that satisfy `test`. */
-const dropTrailing = (list: Chunks | undefined, test: (ch: string) => boolean): Chunks | undefined => {
-  let rest = list
-  while (rest !== undefined) {
-    const chars = Array.from(rest.text)
-    let keep = chars.length
-    while (keep > 0 && test(chars[keep - 1] ?? "")) keep--
-    if (keep > 0) return keep === chars.length ? rest : node(chars.slice(0, keep).join(""), rest.next)
-    rest = rest.next
-  }
-  return undefined
-}
-
-/** The texts of a list's chunks in reading order (before lists are stored last chunk first). */
-const chunkTexts = (list: Chunks | undefined, reversed: boolean, limit = Infinity): Array<string> => {
+/** The texts of a rope's chunks in reading order, from the cursor outwards until `limit` code units (from the end back when `fromEnd`). */
+const chunkTexts = (rope: Rope.Rope, fromEnd: boolean, limit = Infinity): Array<string> => {
   const texts: Array<string> = []
   let count = 0
-  for (let chunk = list; chunk !== undefined && count < limit; chunk = chunk.next) {
-    texts.push(chunk.text)
-    count += chunk.text.length
+  for (const chunk of Rope.chunks(rope, fromEnd)) {
+    if (count >= limit) break
+    texts.push(chunk)
+    count += chunk.length
   }
-  return reversed ? texts.reverse() : texts
+  return fromEnd ? texts.reverse() : texts
+}
+
+/** A rope without its trailing code points that satisfy `test`. */
+const dropTrailing = (rope: Rope.Rope, test: (ch: string) => boolean): Rope.Rope => {
+  let dropped = 0
+  for (const chunk of Rope.chunks(rope, true)) {
+    const chars = Array.from(chunk)
+    let keep = chars.length
+    while (keep > 0 && test(chars[keep - 1] ?? "")) keep--
+    dropped += chars.slice(keep).join("").length
+    if (keep > 0) break
+  }
+  return Rope.split(rope, Rope.units(rope) - dropped)[0]
 }
 
 /** One line: the text before the cursor and after it. */
 export interface Line {
-  readonly before: Chunks | undefined
-  readonly after: Chunks | undefined
+  readonly before: Rope.Rope
+  readonly after: Rope.Rope
 }
 
 export interface Editor extends Line {
@@ -146,54 +72,64 @@ export const empty = (history: ReadonlyArray<string> = []): Editor => ({
 })
 
 /** The editor holding `text`, the cursor at its end. */
-export const of = (text: string, history: ReadonlyArray<string> = []): Editor => ({ ...empty(history), before: append(undefined, text) })
+export const of = (text: string, history: ReadonlyArray<string> = []): Editor => ({ ...empty(history), before: Rope.of(text) })
 
-export const text = (line: Line): string => [...chunkTexts(line.before, true), ...chunkTexts(line.after, false)].join("")
+export const text = (line: Line): string => Rope.text(line.before) + Rope.text(line.after)
 
 /** Code points in the line. */
-export const length = (line: Line): number => (line.before?.size ?? 0) + (line.after?.size ?? 0)
+export const length = (line: Line): number => Rope.points(line.before) + Rope.points(line.after)
 
 /** Code points before the cursor. */
-export const cursor = (line: Line): number => line.before?.size ?? 0
+export const cursor = (line: Line): number => Rope.points(line.before)
 
 const edit = (editor: Editor, line: Line): Action => ({ _tag: "Edit", editor: { ...editor, ...line } })
 const same = (editor: Editor): Action => ({ _tag: "Edit", editor })
 
-const insert = (editor: Editor, inserted: string): Action => edit(editor, { before: append(editor.before, inserted), after: editor.after })
+const insert = (editor: Editor, inserted: string): Action => edit(editor, { before: Rope.append(editor.before, inserted), after: editor.after })
+
+// Each history's questions as ropes, built the first time one is recalled (a cache of a pure function).
+const recalled = new WeakMap<ReadonlyArray<string>, Map<number, Rope.Rope>>()
+const historyRope = (history: ReadonlyArray<string>, index: number): Rope.Rope => {
+  const ropes = recalled.get(history) ?? new Map<number, Rope.Rope>()
+  recalled.set(history, ropes)
+  const rope = ropes.get(index) ?? Rope.of(history[index] ?? "")
+  ropes.set(index, rope)
+  return rope
+}
 
 const recall = (editor: Editor, index: number): Action => {
   if (index < 0 || index > editor.history.length || index === editor.index) return same(editor)
   const draft = editor.index === editor.history.length ? { before: editor.before, after: editor.after } : editor.draft
-  const line = index === editor.history.length ? draft : { before: append(undefined, editor.history[index] ?? ""), after: undefined }
+  const line = index === editor.history.length ? draft : { before: historyRope(editor.history, index), after: undefined }
   return { _tag: "Edit", editor: { ...editor, ...line, index, draft } }
 }
 
 const isBlank = (ch: string): boolean => /\s/.test(ch)
 
 const left = (editor: Editor): Action => {
-  const [ch, before] = takeLast(editor.before)
-  return ch === "" ? same(editor) : edit(editor, { before, after: prepend(editor.after, ch) })
+  const [ch, before] = Rope.takeLast(editor.before)
+  return ch === "" ? same(editor) : edit(editor, { before, after: Rope.prepend(editor.after, ch) })
 }
 
 const right = (editor: Editor): Action => {
-  const [ch, after] = takeFirst(editor.after)
-  return ch === "" ? same(editor) : edit(editor, { before: append(editor.before, ch), after })
+  const [ch, after] = Rope.takeFirst(editor.after)
+  return ch === "" ? same(editor) : edit(editor, { before: Rope.append(editor.before, ch), after })
 }
 
 const backspace = (editor: Editor): Action =>
-  editor.before === undefined ? same(editor) : edit(editor, { before: takeLast(editor.before)[1], after: editor.after })
+  editor.before === undefined ? same(editor) : edit(editor, { before: Rope.takeLast(editor.before)[1], after: editor.after })
 
 const deleteForward = (editor: Editor): Action =>
-  editor.after === undefined ? same(editor) : edit(editor, { before: editor.before, after: takeFirst(editor.after)[1] })
+  editor.after === undefined ? same(editor) : edit(editor, { before: editor.before, after: Rope.takeFirst(editor.after)[1] })
 
 const control = (editor: Editor, name: string): Action => {
   switch (name) {
     case "d":
       return length(editor) === 0 ? { _tag: "EndOfInput" } : deleteForward(editor)
     case "a":
-      return edit(editor, { before: undefined, after: moveAll(editor.before, editor.after) })
+      return edit(editor, { before: undefined, after: Rope.concat(editor.before, editor.after) })
     case "e":
-      return edit(editor, { before: moveAll(editor.after, editor.before), after: undefined })
+      return edit(editor, { before: Rope.concat(editor.before, editor.after), after: undefined })
     case "b":
       return left(editor)
     case "f":
@@ -277,9 +213,9 @@ export interface View {
 }
 
 /** Drawn code points from one side of the cursor, nearest first, while they fit in `columns`. */
-const drawnSide = (list: Chunks | undefined, fromEnd: boolean, columns: number): { drawn: Array<string>; width: number } => {
+const drawnSide = (rope: Rope.Rope, fromEnd: boolean, columns: number): { drawn: Array<string>; width: number } => {
   // Every code point takes at least one column: `columns` of them are enough to fill the space.
-  const collected = chunkTexts(list, fromEnd, columns + CHUNK).join("")
+  const collected = chunkTexts(rope, fromEnd, columns + Rope.CHUNK).join("")
   // One piece per code point, with its width: most are drawn as themselves; only the few that need it are escaped.
   const pieces: Array<readonly [string, number]> = []
   let from = 0
@@ -309,8 +245,8 @@ const drawnSide = (list: Chunks | undefined, fromEnd: boolean, columns: number):
  */
 export const view = (line: Line, columns: number): View => {
   const space = Math.max(2, columns)
-  const beforeSize = line.before?.size ?? 0
-  const afterSize = line.after?.size ?? 0
+  const beforeSize = Rope.points(line.before)
+  const afterSize = Rope.points(line.after)
   const behind = drawnSide(line.before, true, space)
   const ahead = drawnSide(line.after, false, space)
   const fits = behind.drawn.length === beforeSize && ahead.drawn.length === afterSize && behind.width + ahead.width <= space

@@ -32,7 +32,7 @@ describe("InputGate", () => {
     const { gate } = feedAll(InputGate.idle, [text("first"), enter, text("second")])
     const opened = InputGate.open(gate, [])
     expect(opened.outcome).toMatchObject({ _tag: "Submitted", text: "first", pasted: false })
-    expect(opened.gate).toEqual({ _tag: "Idle", pending: [text("second")] })
+    expect(opened.gate._tag === "Idle" && InputGate.queued(opened.gate.pending)).toEqual([text("second")])
     const next = InputGate.open(opened.gate, [])
     expect(next.outcome._tag).toBe("Edited")
     expect(next.gate._tag === "Reading" && LineEditor.text(next.gate.editor)).toBe("second")
@@ -49,6 +49,29 @@ describe("InputGate", () => {
     expect(released._tag === "Reading" && LineEditor.length(released.editor)).toBe(0)
     const answered = feedAll(released, [text("y"), enter])
     expect(answered.outcomes).toEqual(["Edited", "Submitted"])
+  })
+
+  it("a flood of type-ahead costs time in proportion to it: 20,000 lines queued and taken one prompt at a time", () => {
+    /** Milliseconds to queue `lines` typed lines while no prompt is shown, then take them at one prompt after another (best of 3). */
+    const cost = (lines: number): number => {
+      let best = Infinity
+      for (let round = 0; round < 3; round++) {
+        const started = performance.now()
+        let gate = InputGate.idle
+        for (let i = 0; i < lines; i++) gate = InputGate.feed(InputGate.feed(gate, text(`line ${i}`)).gate, enter).gate
+        let taken = 0
+        for (let step = InputGate.open(gate, []); step.outcome._tag === "Submitted"; step = InputGate.open(step.gate, [])) taken++
+        expect(taken).toBe(lines)
+        best = Math.min(best, performance.now() - started)
+      }
+      return best
+    }
+    cost(2_000) // warm up
+    const small = cost(2_000)
+    const large = cost(20_000)
+    console.log(`2,000 lines typed ahead: ${small.toFixed(1)} ms; 20,000: ${large.toFixed(1)} ms (${(large / small).toFixed(1)}×)`)
+    // Ten times the lines: about ten times the work; a copy of the queue per input would be a hundred.
+    expect(large / small).toBeLessThan(30)
   })
 
   it("the notice names lines, a partial line and pasted text, and nothing when nothing was typed", () => {

@@ -75,7 +75,7 @@ describe("LineEditor", () => {
         const added = Array.from(input.text)
         return { chars: [...chars.slice(0, at), ...added, ...chars.slice(at)], at: at + added.length }
       }
-      switch (input.name) {
+      switch (input.ctrl ? { a: "home", e: "end" }[input.name] ?? input.name : input.name) {
         case "left":
           return { chars, at: Math.max(0, at - 1) }
         case "right":
@@ -88,13 +88,24 @@ describe("LineEditor", () => {
           return at === 0 ? model : { chars: chars.toSpliced(at - 1, 1), at: at - 1 }
         case "delete":
           return { chars: chars.toSpliced(at, 1), at }
+        case "u":
+          return { chars: chars.slice(at), at: 0 }
+        case "k":
+          return { chars: chars.slice(0, at), at }
+        case "w": {
+          let start = at
+          while (start > 0 && /\s/.test(chars[start - 1] ?? "")) start--
+          while (start > 0 && !/\s/.test(chars[start - 1] ?? "")) start--
+          return { chars: [...chars.slice(0, start), ...chars.slice(at)], at: start }
+        }
       }
       return model
     }
     const inputs = fc.oneof(
       fc.string({ unit: fc.constantFrom("a", "é", "😀", " ", "\n", "界"), maxLength: 700 }).map(text),
       fc.string({ unit: fc.constantFrom("b", "😀", "\t"), minLength: 1, maxLength: 1200 }).map(paste),
-      fc.constantFrom("left", "right", "home", "end", "backspace", "delete").map((name) => key(name))
+      fc.constantFrom("left", "right", "home", "end", "backspace", "delete").map((name) => key(name)),
+      fc.constantFrom("u", "k", "w", "a", "e").map((name) => key(name, { ctrl: true }))
     )
     fc.assert(
       fc.property(fc.array(inputs, { maxLength: 40 }), (sequence) => {
@@ -130,6 +141,41 @@ describe("LineEditor", () => {
       }),
       { numRuns: 200 }
     )
+  })
+
+  it("a key's cost does not grow with the line: Home, End, ↑, ↓ and editing in a 1 MiB line cost about what they cost in 10 KiB", () => {
+    const keys: ReadonlyArray<Typed> = [
+      key("home"),
+      key("end"),
+      key("a", { ctrl: true }),
+      key("e", { ctrl: true }),
+      key("up"),
+      key("down"),
+      key("left"),
+      text("x"),
+      key("backspace"),
+      key("right")
+    ]
+    /** Microseconds per key, the best of several rounds, in a line of `size` with the same size of question to recall. */
+    const perKey = (size: number): number => {
+      let editor = LineEditor.of("y".repeat(size), ["z".repeat(size)])
+      let best = Infinity
+      for (let round = 0; round < 7; round++) {
+        const started = performance.now()
+        for (let i = 0; i < 2_000; i++) {
+          const action = LineEditor.press(editor, keys[i % keys.length]!)
+          if (action._tag === "Edit") editor = action.editor
+        }
+        best = Math.min(best, (performance.now() - started) * 1000 / 2_000)
+      }
+      return best
+    }
+    perKey(10 * 1024) // warm up
+    const small = perKey(10 * 1024)
+    const large = perKey(1024 * 1024)
+    console.log(`a key in a 10 KiB line: ${small.toFixed(2)} µs; in a 1 MiB line: ${large.toFixed(2)} µs (${(large / small).toFixed(2)}×, the line 102× longer)`)
+    // A cost that followed the line's length would be about 100 times; the rope's depth grows by a few levels.
+    expect(large / small).toBeLessThan(8)
   })
 
   it("a megabyte line costs a chunk per key, not the line: 10,000 keys in a 1 MiB line finish", () => {

@@ -42,13 +42,17 @@ export const forValue = (text: string): string => forLine(text.replace(/\\/g, "\
 export const forLine = (text: string): string =>
   forDisplay(text).replace(/\n/g, "\\n").replace(/\t/g, "\\t")
 
-// Characters that render as blank or as nothing: Unicode's White_Space and
-// Default_Ignorable_Code_Point properties, and the three blank glyphs no property
-// covers, found by scanning the character names for BLANK, FILLER and SPACE:
-// U+2800 BRAILLE PATTERN BLANK, U+303F IDEOGRAPHIC HALF FILL SPACE and U+16FE4
-// KHITAN SMALL SCRIPT FILLER.
+// Characters that render as blank or as nothing, from Unicode's own data (the
+// regex properties, so the list follows the Unicode version Node ships):
+// White_Space (every Zs space, the line and paragraph separators),
+// Default_Ignorable_Code_Point (zero-width characters, fillers, variation
+// selectors, tags), private use (Co) and unassigned (Cn) code points, which a
+// terminal draws with whatever its font has, often nothing; and the three blank
+// glyphs no property covers, found by scanning the character names for BLANK,
+// FILLER and SPACE: U+2800 BRAILLE PATTERN BLANK, U+303F IDEOGRAPHIC HALF FILL
+// SPACE and U+16FE4 KHITAN SMALL SCRIPT FILLER.
 // (U+16FE4 is a combining mark: outside the class, so it is matched alone.)
-export const BLANK = /[\p{White_Space}\p{Default_Ignorable_Code_Point}\u2800\u303f]|\u{16fe4}/u
+export const BLANK = /[\p{White_Space}\p{Default_Ignorable_Code_Point}\p{Co}\p{Cn}\u2800\u303f]|\u{16fe4}/u
 
 /** Plain spaces in a row from this many on can push text out of sight, so they are shown escaped. */
 export const BLANK_RUN = 8

@@ -5,8 +5,8 @@
  * a question nor answers the approval prompt, even when the rest of the paste
  * reaches the terminal while Mino is stopped; a pasted answer never approves;
  * Enter a moment later acts as usual. Pastes of 64 KiB and 1 MiB become one
- * question, byte for byte, within a second; Ctrl+C during a paste gives the
- * terminal back within 100 ms of the key more than Ctrl+C at an idle prompt.
+ * question, byte for byte, within a second; Ctrl+C during a paste is acted on
+ * (the terminal given back) within 100 ms of the key.
  * Times are the driver's (when it put a key in the terminal's input queue, and
  * when it read Mino's output), so the test's own scheduling does not count.
  */
@@ -234,24 +234,29 @@ describe("a paste never types", () => {
       const server = yield* scriptedServer([])
       const mino = yield* startStamped(box, server.url)
       const from = (yield* mino.rawOutput).length
-      if (before.length > 0) yield* mino.write(before)
-      // The key goes in behind whatever of the paste the terminal still holds, as a terminal queues it.
-      const queued = yield* mino.typeAcked("\x03")
+      // Both go through the driver's one command channel, so the key is queued right behind the last
+      // byte of the paste, while Mino is still reading and drawing it, as a terminal queues a key.
+      const started = Date.now()
+      const [pasted, queued] = yield* Effect.all([mino.typeAcked(before), mino.typeAcked("\x03")], { concurrency: 2 })
       yield* exitsWith(mino, { code: 130, signal: null }, 60_000)
       const exited = Date.now()
       expect((yield* server.requests).length).toBe(0)
-      return { restored: (yield* shownAt(mino, PASTE_OFF, from)) - queued, exited: exited - queued }
+      return { restored: (yield* shownAt(mino, PASTE_OFF, from)) - queued, exited: exited - queued, delivered: pasted - started }
     }))
 
-  it.live("Ctrl+C during a megabyte paste gives the terminal back within 100 ms more than at an idle prompt, exits 130, and nothing is asked", () =>
+  it.live("Ctrl+C during a megabyte paste gives the terminal back within 100 ms of the key, exits 130, and nothing is asked", () =>
     Effect.gen(function*() {
       const idle = yield* interrupt("")
       // The paste never ends: its bytes keep the terminal's input queue full in front of the key.
       const pasting = yield* interrupt(`${PASTE_START}${pasteText(1024 * 1024)}`)
       console.log(
         `Ctrl+C, key in the input queue until the terminal is given back: idle ${idle.restored.toFixed(0)} ms, behind a 1 MiB paste ${pasting.restored.toFixed(0)} ms` +
-          ` (until exit, seen by the test: ${idle.exited.toFixed(0)} ms and ${pasting.exited.toFixed(0)} ms)`
+          ` (until exit, seen by the test: ${idle.exited.toFixed(0)} ms and ${pasting.exited.toFixed(0)} ms; the paste took ${pasting.delivered.toFixed(0)} ms to go into the terminal as Mino read it, the key right behind it)`
       )
-      expect(pasting.restored).toBeLessThan(idle.restored + 100)
+      // Both times are the driver's: when the key was in the terminal's input queue, and when it read
+      // Mino's first byte of giving the terminal back. Found before the chunk is decoded, the key costs a
+      // few milliseconds; 100 ms leaves room for a loaded machine's scheduling, not for decoding or
+      // editing a megabyte in front of it (which took seconds before the key was looked for first).
+      expect(pasting.restored).toBeLessThan(100)
     }), 120_000)
 })

@@ -15,6 +15,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Wrap from "../cli/Wrap.js"
 import * as Escape from "../security/Escape.js"
 import { type Answer, Terminal } from "../terminal/Terminal.js"
 import type { ToolDisplay } from "../tools/Tool.js"
@@ -68,10 +69,12 @@ export class Approver extends Context.Tag("mino/Approver")<Approver, ApproverSha
               ...Option.match(screen, { onNone: () => ({}), onSome: ({ columns }) => ({ columns }) }),
               emphasis: (text) => terminal.style("bold", text)
             })
+            // A denial is a sentence Mino wrote: broken at word boundaries to the terminal's width.
+            const fitted = (line: string) => Wrap.wrap(line, Option.getOrUndefined(Option.map(screen, ({ columns }) => columns)))
             const repeat = ApprovalScreen.reminder(display, screen)
             const question = shown + (repeat === undefined ? "" : terminal.style("bold", repeat))
             if (!terminal.interactive) {
-              yield* terminal.write(`${question}${PROMPT}\n${NOT_A_TERMINAL}\n`)
+              yield* terminal.write(`${question}${PROMPT}\n${fitted(NOT_A_TERMINAL)}\n`)
               return { approved: false, reason: NOT_A_TERMINAL } as const
             }
             const answer = yield* terminal.ask(question, PROMPT)
@@ -79,7 +82,7 @@ export class Approver extends Context.Tag("mino/Approver")<Approver, ApproverSha
               return { approved: false, reason: "end of input at the approval prompt", endTurn: true } as const
             }
             const decision = judge(answer.value)
-            if (!decision.approved) yield* terminal.write(decision.reason + "\n")
+            if (!decision.approved) yield* terminal.write(fitted(decision.reason) + "\n")
             return decision
           })
       })

@@ -26,9 +26,15 @@ import { VERSION } from "../version.js"
 import type * as Arguments from "./Arguments.js"
 import * as Banner from "./Banner.js"
 import * as Gateway from "./Gateway.js"
+import * as Wrap from "./Wrap.js"
 
 /** An expected way to stop: `message` goes to stderr as one line, then exit with `code`. */
 export class Stop extends Data.TaggedError("Stop")<{ readonly code: number; readonly message?: string }> {}
+
+/** A warning on stderr, broken at word boundaries to the width of the terminal it goes to (whole when it is not one). */
+const warn = (text: string): void => {
+  process.stderr.write(`${Wrap.wrap(text, process.stderr.isTTY === true ? process.stderr.columns : undefined)}\n`)
+}
 
 /** The demo's key: a placeholder its loopback server ignores, not a secret. */
 const DEMO_KEY = "mino-demo"
@@ -64,10 +70,10 @@ export const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>, onC
       const secrets = yield* Secrets
       // The configuration held: from here on, files may be written (the start-up code cache too).
       onConfigured()
-      if (!secrets.redactable && !flags.demo) process.stderr.write(SHORT_KEY_WARNING + "\n")
+      if (!secrets.redactable && !flags.demo) warn(SHORT_KEY_WARNING)
       // The project's AGENTS.md, checked like a tool call's arguments; a file that is refused says so once, before the banner.
       const loaded = yield* Instructions.load(cwd)
-      if (loaded.warning !== undefined) process.stderr.write(loaded.warning + "\n")
+      if (loaded.warning !== undefined) warn(loaded.warning)
       const later = yield* deferred(Effect.flatMap(
         Effect.promise(() => import("./ChatAgent.js")),
         (ChatAgent) =>

@@ -2,8 +2,9 @@
  * Lines broken at word boundaries to fit the terminal's width, for the banner
  * and the notices Mino writes itself: a terminal left to wrap them cuts words in
  * two. Pure and total: text that already fits comes back unchanged, a word wider
- * than the line is the only thing ever cut, and a continued line keeps the first
- * line's indentation (so an indented list item stays one visual block).
+ * than the line is the only thing ever cut, spaces change only where a line
+ * breaks, and a continued line keeps the first line's indentation (so an
+ * indented list item stays one visual block).
  *
  * The text is what will be drawn (already escaped, not yet styled); widths are
  * counted as the line editor counts them (East Asian wide characters and emoji
@@ -24,12 +25,17 @@ const fitLine = (line: string, columns: number): string => {
   let row = indent
   let rowWidth = width(indent)
   let started = false
-  for (const word of line.slice(indent.length).split(/ +/)) {
+  // Words and the gaps between them, alternately: a gap is kept inside a row (it may be part of
+  // what is quoted, such as a denied answer) and dropped where the line breaks.
+  const parts = line.slice(indent.length).split(/( +)/)
+  for (let i = 0; i < parts.length; i += 2) {
+    const word = parts[i] ?? ""
     if (word.length === 0) continue
+    const gap = parts[i - 1] ?? " "
     const wordWidth = width(word)
-    if (started && rowWidth + 1 + wordWidth <= columns) {
-      row += ` ${word}`
-      rowWidth += 1 + wordWidth
+    if (started && rowWidth + gap.length + wordWidth <= columns) {
+      row += gap + word
+      rowWidth += gap.length + wordWidth
       continue
     }
     if (started) {

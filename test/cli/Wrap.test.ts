@@ -59,5 +59,7 @@ describe(`Wrap.wrap (${RUNS} generated texts and widths per property)`, () => {
     expect(Wrap.wrap("  Outcome unknown: one two three", 20)).toBe("  Outcome unknown:\n  one two three")
     // A word wider than the line is cut at the line's end, and only then.
     expect(Wrap.wrap("see /a/very/long/path/name here", 10)).toBe("see\n/a/very/lo\nng/path/na\nme here")
+    // Spaces inside a row stay as they were (a quoted answer reads as typed); only a break drops them.
+    expect(Wrap.wrap("Denied: the answer was \"y  es\"; only y or yes approves.", 32)).toBe("Denied: the answer was \"y  es\";\nonly y or yes approves.")
   })
 })

@@ -13,6 +13,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as ResponsesServer from "../../src/model/ResponsesServer.js"
 import * as Escape from "../../src/security/Escape.js"
+import { SHORT_KEY_WARNING } from "../../src/security/Secrets.js"
 import * as Pty from "../support/Pty.js"
 import { bashCall, BIN, environment, exitsWith, sandbox, scriptedServer, startReady } from "../support/MinoProcess.js"
 
@@ -144,5 +145,34 @@ describe("the approval screen in a terminal", () => {
       yield* mino.waitFor("Assistant> Not run.")
       yield* mino.write("\x04")
       yield* exitsWith(mino, { code: 0, signal: null })
+    }), 60_000)
+
+  it.scopedLive("a denial, and a warning on stderr, are broken at word boundaries to a 44-column terminal", () =>
+    Effect.gen(function*() {
+      const box = yield* sandbox
+      const server = yield* scriptedServer([ResponsesServer.toolCallResponse([bashCall("c1", "touch PWNED")]), ResponsesServer.textResponse("Not run.")])
+      // A key too short to redact: Mino warns on stderr (the same terminal here) before the banner.
+      const env = { ...environment(box, server.url), OPENAI_API_KEY: "ollama" }
+      const mino = yield* Pty.spawn({ argv: [process.execPath, BIN], env, cwd: box.cwd, rows: 24, columns: 44 })
+      const opening = yield* mino.waitFor("You> ")
+      yield* mino.write("make a file\r")
+      yield* mino.waitFor(PROMPT)
+      yield* mino.write("yes please, go ahead and run it\r")
+      const answered = yield* mino.waitFor("approves.\n")
+      yield* mino.waitFor("Assistant> Not run.")
+      yield* mino.write("\x04")
+      yield* exitsWith(mino, { code: 0, signal: null })
+      const reason = "Denied: the answer was \"yes please, go ahead and run it\"; only y or yes approves."
+      const warning = opening.slice(opening.indexOf("mino: the API key"), opening.indexOf("see it.") + "see it.".length)
+      const denial = answered.slice(answered.lastIndexOf("Denied: "), -1)
+      console.log(`at 44 columns:\n${warning}\n${denial}`)
+      // Each row fits, and the rows joined by one space are the sentence: no word was cut in two.
+      for (const [text, sentence] of [[warning, SHORT_KEY_WARNING], [denial, reason]] as const) {
+        const rows = text.split("\n")
+        expect(rows.length).toBeGreaterThan(1)
+        for (const row of rows) expect(row.length).toBeLessThanOrEqual(44)
+        expect(rows.join(" ")).toBe(sentence)
+      }
+      expect(fs.existsSync(path.join(box.cwd, "PWNED"))).toBe(false)
     }), 60_000)
 })

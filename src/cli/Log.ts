@@ -34,14 +34,20 @@ interface Turn {
   end: TurnEnd | undefined
 }
 
-/** The records grouped by turn, in file order. */
+/**
+ * The records grouped by turn, in the order turns begin: a turn runs from its
+ * first record to its `turn_end`, so an id met again after its end begins another
+ * turn (the same grouping and numbering as ConversationState's).
+ */
 const turns = (records: ReadonlyArray<SessionRecord>): ReadonlyArray<Turn> => {
-  const byId = new Map<string, Turn>()
+  const all: Array<Turn> = []
+  const open = new Map<string, Turn>()
   for (const record of records) {
-    let turn = byId.get(record.turn_id)
+    let turn = open.get(record.turn_id)
     if (turn === undefined) {
       turn = { turnId: record.turn_id, input: undefined, calls: new Map(), answer: "", end: undefined }
-      byId.set(record.turn_id, turn)
+      all.push(turn)
+      open.set(record.turn_id, turn)
     }
     const call = (callId: string, name?: string): Call => {
       const known = turn.calls.get(callId)
@@ -74,10 +80,11 @@ const turns = (records: ReadonlyArray<SessionRecord>): ReadonlyArray<Turn> => {
         break
       case "turn_end":
         turn.end = record
+        open.delete(record.turn_id)
         break
     }
   }
-  return [...byId.values()]
+  return all
 }
 
 /** `2026-12-03 07:40:12 UTC`, or `time unknown` for a record without a readable time. */
@@ -158,11 +165,18 @@ const status = (turn: Turn, leftOut: string | undefined): string =>
     ? turn.end.status
     : `${turn.end.status}: ${Escape.forLine(turn.end.reason)}`
 
-/** Why each completed turn the model is not sent again is left out, by turn id: the store's own rule, replayed. */
-const leftOutTurns = (records: ReadonlyArray<SessionRecord>): ReadonlyMap<string, string> => {
+/**
+ * Why each completed turn the model is not sent again is left out, by its number:
+ * the store's own rule, replayed over the file's lines (a record, or the turn an
+ * unreadable line names).
+ */
+export const leftOutTurns = (lines: Iterable<SessionRecord | { readonly unreadable: string | undefined }>): ReadonlyMap<number, string> => {
   const state = new ConversationState()
-  for (const record of records) state.apply(committed(record, JSON.stringify(record)))
-  return new Map(state.leftOut.map((turn) => [turn.turnId, turn.reason]))
+  for (const line of lines) {
+    if ("unreadable" in line) state.unreadable(line.unreadable)
+    else state.apply(committed(line, JSON.stringify(line)))
+  }
+  return new Map(state.leftOut.map((turn) => [turn.number, turn.reason]))
 }
 
 /** One line of text, cut to `max` characters (before escaping) with an ellipsis. */
@@ -173,16 +187,14 @@ const excerpt = (text: string, max: number): string => {
 }
 
 /** The whole conversation, turn by turn. */
-export const render = (records: ReadonlyArray<SessionRecord>): string => {
-  const leftOut = leftOutTurns(records)
-  return turns(records).map((turn, index) => {
-    const lines = [`Turn ${index + 1} · ${when(turn.input?.time ?? turn.end?.time)} · ${status(turn, leftOut.get(turn.turnId))}`]
+export const render = (records: ReadonlyArray<SessionRecord>, leftOut: ReadonlyMap<number, string> = leftOutTurns(records)): string =>
+  turns(records).map((turn, index) => {
+    const lines = [`Turn ${index + 1} · ${when(turn.input?.time ?? turn.end?.time)} · ${status(turn, leftOut.get(index + 1))}`]
     if (turn.input !== undefined) lines.push(`  You> ${Escape.forLine(turn.input.text)}`)
     for (const call of turn.calls.values()) lines.push(`  [${what(call)}] ${fate(call)}`)
     if (turn.answer.trim().length > 0) lines.push(`  Assistant> ${excerpt(turn.answer, 160)}`)
     return lines.join("\n") + "\n"
   }).join("\n")
-}
 
 /** Only the calls whose outcome is unknown, one line each; a line saying so when there are none. */
 export const renderUnknown = (records: ReadonlyArray<SessionRecord>): string => {
@@ -237,15 +249,22 @@ export const show = (request: LogRequest): Effect.Effect<LogOutput, Conversation
     if (conversation === undefined) return { stdout: noneHere(dir, here, request.demo), stderr: "", code: 0 }
     const { id, path } = conversation
     const records: Array<SessionRecord> = []
+    // The records and the turns lines lost (unreadable, or set aside), for the rule of what is left out.
+    const evidence: Array<SessionRecord | { readonly unreadable: string | undefined }> = []
     // For --json: every object with a `type`, record types Mino does not know included.
     const raw: Array<string> = []
     let unreadable = 0
     try {
       for (const line of Conversations.read(path)) {
-        if (line._tag === "Unreadable") unreadable++
-        else {
+        if (line._tag === "Unreadable") {
+          unreadable++
+          evidence.push({ unreadable: line.turnId })
+        } else {
           raw.push(line.text)
-          if (line._tag === "Record") records.push(line.record)
+          if (line._tag === "Record") {
+            records.push(line.record)
+            evidence.push(line.record)
+          } else if (line.type === Recovery.SET_ASIDE_TYPE) evidence.push({ unreadable: line.turnId })
         }
       }
     } catch (error) {
@@ -258,7 +277,7 @@ export const show = (request: LogRequest): Effect.Effect<LogOutput, Conversation
       : request.unknownOnly
       ? renderUnknown(records)
       : `Conversation ${Escape.forLine(id)}, ${startedIn(Conversations.origin(path))}\nFile: ${Escape.forValue(path)}\n\n${
-        records.length === 0 ? "No turns yet.\n" : render(records)
+        records.length === 0 ? "No turns yet.\n" : render(records, leftOutTurns(evidence))
       }`
     return { stdout, stderr: note, code: 0 }
   })

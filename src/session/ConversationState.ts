@@ -77,13 +77,15 @@ interface CallState {
 }
 
 /**
- * The JSON text of `record[key]` as the record's line holds it, when the line is
- * laid out as Mino writes it (`JSON.stringify`: every other value a string, in
- * the record's key order): the line is then exactly that text with the other keys
- * around it, which is checked by building them. Else undefined. It spares
- * stringifying again what the line already holds.
+ * The JSON text of `record[key]`: a slice of the record's line (no copy kept)
+ * when the line holds exactly that text where Mino's layout puts it (the other
+ * keys, each a string, around it in the record's order), else the value
+ * stringified. The slice is compared with the stringified value, never trusted
+ * for its place alone: a line with the key twice, or a space after its colon,
+ * parses to one value and holds another text there.
  */
-const savedText = (record: Readonly<Record<string, unknown>>, text: string, key: string): string | undefined => {
+const savedText = (record: Readonly<Record<string, unknown>>, text: string, key: string): string => {
+  const json = JSON.stringify(record[key])
   let before = "{"
   let after = ""
   let seen = false
@@ -94,14 +96,15 @@ const savedText = (record: Readonly<Record<string, unknown>>, text: string, key:
       seen = true
       continue
     }
-    if (typeof value !== "string") return undefined
+    if (typeof value !== "string") return json
     const pair = `${JSON.stringify(name)}:${JSON.stringify(value)}`
     if (seen) after += `,${pair}`
     else before += `${pair},`
   }
   after += "}"
-  if (!seen || !text.startsWith(before) || !text.endsWith(after) || text.length <= before.length + after.length) return undefined
-  return text.slice(before.length, text.length - after.length)
+  if (!seen || text.length !== before.length + json.length + after.length || !text.startsWith(before) || !text.endsWith(after)) return json
+  const saved = text.slice(before.length, text.length - after.length)
+  return saved === json ? saved : json
 }
 
 /**
@@ -109,8 +112,7 @@ const savedText = (record: Readonly<Record<string, unknown>>, text: string, key:
  * string without escapes, the characters inside the quotes are the text itself, so
  * a slice of the line (not a copy) is kept; else the parsed text.
  */
-const keptQuestion = (record: UserInput, json: string | undefined): string =>
-  json !== undefined && !json.includes("\\") ? json.slice(1, -1) : record.text
+const keptQuestion = (record: UserInput, json: string): string => (json.includes("\\") ? record.text : json.slice(1, -1))
 
 /** The request items a committed record contributes (none for `tool_start`, `turn_end`). */
 const itemsOf = (record: SessionRecord): ReadonlyArray<ResponseItem> => {
@@ -139,10 +141,11 @@ class TurnState {
   time: string | undefined
   /** Set when a record's items cannot be written as request text. */
   unwritable: string | undefined
-  constructor(readonly turnId: string, readonly firstLine: number) {}
+  /** `number`: its place among the conversation's turns in the order they begin, from 1 (as `mino log` numbers them). */
+  constructor(readonly turnId: string, readonly firstLine: number, readonly number: number) {}
 
-  /** Adds a record's items; `saved` is the JSON text of its question, output or result as its line holds it, if found. */
-  add(record: UserInput | ModelResponse | ToolResultRecord, saved: string | undefined): void {
+  /** Adds a record's items; `saved` is the JSON text of its question, output or result (`savedText`). */
+  add(record: UserInput | ModelResponse | ToolResultRecord, saved: string): void {
     this.records.push(record)
     try {
       switch (record.type) {
@@ -150,7 +153,7 @@ class TurnState {
           this.pieces.push(History.question(record.text, saved))
           return
         case "model_response":
-          this.pieces.push(History.items(record.output, saved?.slice(1, -1)))
+          this.pieces.push(History.items(record.output, saved.slice(1, -1)))
           return
         case "tool_result":
           this.pieces.push(History.result(record.call_id, record.result, saved))
@@ -197,6 +200,10 @@ export class ConversationState {
   private readonly open = new Map<string, TurnState>()
   private lineCount = 0
   private turnCount = 0
+  /** Turns begun (a stray `turn_end` counts as a turn of its own), for their numbers. */
+  private begun = 0
+  /** Turns an unreadable line named before any of their records was read. */
+  private readonly damaged = new Set<string>()
 
   /** Applies a committed record. Only this changes the conversation. */
   apply(entry: Committed): void {
@@ -205,13 +212,17 @@ export class ConversationState {
     let turn = this.open.get(record.turn_id)
     if (record.type === "turn_end") {
       this.turnCount += 1
-      if (turn === undefined) return
+      if (turn === undefined) {
+        this.begun += 1
+        return
+      }
       this.open.delete(record.turn_id)
       if (record.status === "completed") this.complete(turn)
       return
     }
     if (turn === undefined) {
-      turn = new TurnState(record.turn_id, position)
+      turn = new TurnState(record.turn_id, position, ++this.begun)
+      if (this.damaged.delete(record.turn_id)) turn.check.lost()
       this.open.set(record.turn_id, turn)
     }
     switch (record.type) {
@@ -261,7 +272,19 @@ export class ConversationState {
   private complete(turn: TurnState): void {
     const reason = turn.check.end() ?? turn.unwritable
     if (reason === undefined) this.history.add(turn.pieces)
-    else this.leftOut.push({ turnId: turn.turnId, number: this.turnCount, question: turn.question, time: turn.time, reason })
+    else this.leftOut.push({ turnId: turn.turnId, number: turn.number, question: turn.question, time: turn.time, reason })
+  }
+
+  /**
+   * Counts a line that could not be read (for positions); a turn it names cannot
+   * be held whole: it is left out if it completes.
+   */
+  unreadable(turnId: string | undefined): void {
+    this.lineCount += 1
+    if (turnId === undefined) return
+    const turn = this.open.get(turnId)
+    if (turn !== undefined) turn.check.lost()
+    else this.damaged.add(turnId)
   }
 
   /** Counts a line that is kept but is not one of the five records (for positions). */

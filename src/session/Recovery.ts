@@ -42,6 +42,16 @@ export interface SetAside {
 const stamp = (now: Date): string => now.toISOString().replace(/[:.]/g, "-")
 
 /**
+ * The record left where a line that named a turn was set aside from the middle of
+ * the file: the turn's loss stays on record, so the turn is left out of what the
+ * model is sent at every later start (and `mino log` says so), not only at the
+ * start that found the damage.
+ */
+export const SET_ASIDE_TYPE = "set_aside"
+
+const setAsideLine = (turnId: string, aside: string): string => JSON.stringify({ type: SET_ASIDE_TYPE, turn_id: turnId, file: aside }) + "\n"
+
+/**
  * Moves the `rejected` lines of the session file (open as `fd`, `size` bytes,
  * `readable` lines kept) aside durably, and leaves the session file holding
  * exactly the readable lines. Throws the system's error if the disk fails.
@@ -83,7 +93,7 @@ export const setAside = (
   }
   const temporary = `${path}.rewrite`
   Fs.rmSync(temporary, { force: true })
-  writeSpans(fd, temporary, complement(size, rejected))
+  writeSpans(fd, temporary, complement(size, rejected, (turnId) => setAsideLine(turnId, aside)))
   Fs.renameSync(temporary, path)
   syncDirectory(Path.dirname(path))
   return {
@@ -94,23 +104,36 @@ export const setAside = (
   }
 }
 
-const complement = (size: number, rejected: ReadonlyArray<Rejected>): ReadonlyArray<readonly [number, number]> => {
-  const spans: Array<readonly [number, number]> = []
+/** The file without the `rejected` lines; in place of one that names a turn, `marker(turnId)`. */
+const complement = (
+  size: number,
+  rejected: ReadonlyArray<Rejected>,
+  marker: (turnId: string) => string
+): ReadonlyArray<readonly [number, number] | string> => {
+  const spans: Array<readonly [number, number] | string> = []
   let from = 0
   for (const { line } of rejected) {
     if (line.start > from) spans.push([from, line.start])
+    if (line.turnId !== undefined && line.start < size && line.terminated) spans.push(marker(line.turnId))
     from = line.end
   }
   if (size > from) spans.push([from, size])
   return spans
 }
 
-/** Copies byte spans of `fd` into a new file at `path`, durably, in bounded chunks. */
-const writeSpans = (fd: number, path: string, spans: ReadonlyArray<readonly [number, number]>): void => {
+/** Copies byte spans of `fd` (and the given lines, as they come) into a new file at `path`, durably, in bounded chunks. */
+const writeSpans = (fd: number, path: string, spans: ReadonlyArray<readonly [number, number] | string>): void => {
   const out = Fs.openSync(path, Fs.constants.O_WRONLY | Fs.constants.O_CREAT | Fs.constants.O_EXCL | Fs.constants.O_NOFOLLOW, 0o600)
   try {
     const buffer = Buffer.allocUnsafe(1 << 20)
-    for (const [start, end] of spans) {
+    for (const span of spans) {
+      if (typeof span === "string") {
+        const bytes = Buffer.from(span)
+        let written = 0
+        while (written < bytes.length) written += Fs.writeSync(out, bytes, written, bytes.length - written)
+        continue
+      }
+      const [start, end] = span
       for (let at = start; at < end;) {
         const read = Fs.readSync(fd, buffer, 0, Math.min(buffer.length, end - at), at)
         if (read === 0) break

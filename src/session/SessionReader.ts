@@ -26,7 +26,7 @@ interface Span {
 
 export type Line =
   | Span & { readonly _tag: "Record"; readonly record: SessionRecord; readonly text: string }
-  | Span & { readonly _tag: "Other"; readonly type: string; readonly text: string }
+  | Span & { readonly _tag: "Other"; readonly type: string; readonly text: string; readonly turnId?: string }
   | Span & { readonly _tag: "Unreadable"; readonly turnId?: string; readonly terminated: boolean }
 
 const CHUNK = 1 << 22
@@ -93,7 +93,10 @@ const classify = (line: string, start: number, end: number, terminated: boolean)
     return { _tag: "Unreadable", start, end, terminated }
   }
   const typed = json as { readonly type: string }
-  if (!KNOWN_TYPES.has(typed.type)) return { _tag: "Other", type: typed.type, text, start, end }
+  if (!KNOWN_TYPES.has(typed.type)) {
+    const turnId = "turn_id" in json && typeof json.turn_id === "string" ? json.turn_id : undefined
+    return turnId === undefined ? { _tag: "Other", type: typed.type, text, start, end } : { _tag: "Other", type: typed.type, text, start, end, turnId }
+  }
   // Nesting deeper than MAX_DEPTH needs at least that many brackets: only a long line can.
   if (isRecord(typed) && (text.length < 2 * MAX_DEPTH || !deeperThan(typed, MAX_DEPTH))) {
     return { _tag: "Record", record: typed, text, start, end }

@@ -161,7 +161,7 @@ const open = (options: SessionOptions) =>
           size = line.end
           if (line._tag === "Unreadable") {
             rejected.push({ line, position: conversation.position })
-            conversation.skip()
+            conversation.unreadable(line.turnId)
             continue
           }
           readable.count += 1
@@ -170,6 +170,7 @@ const open = (options: SessionOptions) =>
             firstTime ??= line.record.time ?? ""
             conversation.apply(committed(line.record, line.text))
           }
+          else if (line.type === Recovery.SET_ASIDE_TYPE) conversation.unreadable(line.turnId)
           else conversation.skip()
         }
       },

@@ -59,6 +59,11 @@ export class TurnCheck {
     this.fail(this.calls.has(callId) ? `call ${quoted(callId)} has more than one result` : `it holds a result for call ${quoted(callId)}, which it did not make`)
   }
 
+  /** A line of the turn could not be read: the file no longer holds it whole. */
+  lost(): void {
+    this.fail("one of its lines could not be read")
+  }
+
   /** The turn's end: undefined when it is whole, else why it is not (one line). */
   end(): string | undefined {
     if (this.questions === 0) this.fail("its question is missing")

@@ -122,3 +122,28 @@ describe("mino log and the turns the model is not sent", () => {
     ])
   })
 })
+
+describe("mino log numbers turns as the store does", () => {
+  const q = (turnId: string, text: string): SessionRecord => ({ type: "user_input", turn_id: turnId, text })
+  const a = (turnId: string): SessionRecord => ({ type: "model_response", turn_id: turnId, output: [{ type: "message", role: "assistant", content: [{ type: "output_text", text: "ok" }] }] })
+  const e = (turnId: string): SessionRecord => ({ type: "turn_end", turn_id: turnId, status: "completed" })
+
+  it("a turn id met again after its end begins another turn, shown with its own question", () => {
+    const log = Log.render([q("t1", "first"), a("t1"), e("t1"), q("t1", "second"), a("t1"), e("t1")])
+    expect(log.split("\n").filter((line) => line.startsWith("Turn ") || line.startsWith("  You> "))).toEqual([
+      "Turn 1 · time unknown · completed",
+      "  You> first",
+      "Turn 2 · time unknown · completed",
+      "  You> second"
+    ])
+  })
+
+  it("a left-out turn has the number the start-up notice gives it, in the order turns begin", () => {
+    // t2's answer comes before its question (reordered lines): t2 begins second, ends second.
+    const records = [q("t1", "one"), a("t1"), e("t1"), a("t2"), q("t2", "two"), e("t2"), q("t3", "three"), a("t3"), e("t3")]
+    expect([...Log.leftOutTurns(records).keys()]).toEqual([2])
+    expect(Log.render(records).split("\n").filter((line) => line.includes("left out"))).toEqual([
+      "Turn 2 · time unknown · completed, left out of what the model is sent: its question is missing"
+    ])
+  })
+})

@@ -6,8 +6,9 @@
  * - `step`: Mino's Agent with its real layers (session store with fsync, BashRunner,
  *   model client over the openai SDK to a loopback Responses server, which runs in a
  *   child: `model` mode) and an Approver that approves everything, running turns of
- *   tool steps of `true`; alternating with the floor: one bash spawn, three fsynced
- *   appends, one HTTP request to the same server.
+ *   tool steps of `true` on the CLI's path (each turn given a cancel, which never
+ *   fires); alternating with the floor: one bash spawn, three fsynced appends, one
+ *   HTTP request to the same server.
  * - `restore-mino` / `restore-raw`: opening a large session with SessionStore, or
  *   reading and parsing its lines directly; time and peak memory.
  * - `overflow`: BashRunner running `yes` (killed at the output limit) and
@@ -23,6 +24,7 @@ import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Path from "node:path"
 import * as Chunk from "effect/Chunk"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -217,6 +219,10 @@ const step = (options: typeof StepOptions.Type) =>
 
     return yield* Effect.gen(function*() {
       const agent = yield* Agent
+      // The CLI's path: its turns are given a cancel (a stop request or closed output), which never fires here.
+      const stop = yield* Deferred.make<string>()
+      const outputClosed = yield* Deferred.make<string>()
+      const cancel = Effect.raceFirst(Deferred.await(stop), Deferred.await(outputClosed))
       const steps: Array<number> = []
       const floors: Array<number> = []
       const turns: Array<number> = []
@@ -255,7 +261,7 @@ const step = (options: typeof StepOptions.Type) =>
             // The interval between two results is one whole step: request, save, start, run, save.
             if (last !== undefined && turn >= 0) steps.push(at - last)
             last = at
-          }))
+          }), { cancel })
         if (outcome.status !== "completed") throw new Error(`a bench turn ended ${outcome.status}: ${outcome.reason ?? ""}`)
         if (turn < 0) {
           yield* Effect.promise(() => floorSample(floorFile, keepAlive, port, cwd))

@@ -8,7 +8,7 @@
 //   step      one Agent tool step (request, save, start, run `true`, save) with the real
 //             layers and a loopback model in its own process  vs  one bash spawn + three
 //             fsynced appends + one HTTP request for the same reply from the same model;
-//             wall time, with the CPU time of Mino's process per step beside it
+//             wall time, and the CPU time of Mino's process per step against the floor's
 //   restore   opening a ~100,000-record, ~50 MB session with SessionStore  vs  readFileSync +
 //             split + JSON.parse; and its peak memory as a multiple of the file size
 //   scale     sessions of 1k, 10k and 100k records: a turn's end until the next prompt's
@@ -37,7 +37,7 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url))
 const SCRATCH = realpathSync(mkdtempSync(join(tmpdir(), "mino-bench-")))
 process.on("exit", () => rmSync(SCRATCH, { recursive: true, force: true }))
 
-const GOALS = { start: 2, ptyStart: 2, firstQuestion: 1.5, step: 1.5, restore: 1.3, restoreMemory: 2, overflow: 2, prompt: 1.5, request: 2, startWithRecords: 1 }
+const GOALS = { start: 2, ptyStart: 2, firstQuestion: 1.5, step: 1.5, stepCpu: 2, restore: 1.3, restoreMemory: 2, overflow: 2, prompt: 1.5, request: 2, startWithRecords: 1 }
 
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b)
@@ -313,10 +313,10 @@ const step = async () => {
       `${result.steps} steps: request ${ms(phases.request)}, save response ${ms(phases.save)}, ` +
         `approve+save start ${ms(phases.approve)}, run+save result ${ms(phases.run)}`,
       `floor: spawn ${ms(floorPhases.spawn)}, 3 fsyncs ${ms(floorPhases.fsync)}, HTTP ${ms(floorPhases.http)}; ` +
-        `with two fsyncs ${ms(withTwo)} (${(result.step / withTwo).toFixed(2)}x)`,
-      `CPU of Mino's process per step ${ms(result.cpuPerStep)} (the floor's ${ms(result.floorCpu)}; ` +
-        `${(result.cpuPerStep / result.floorCpu).toFixed(2)}x); bash's own CPU is in neither`,
-      `CPU by phase: request ${ms(result.cpuPhases.request)}, save response ${ms(result.cpuPhases.save)}, ` +
+        `with two fsyncs ${ms(withTwo)} (${(result.step / withTwo).toFixed(2)}x)`),
+    row("   CPU per tool step", ms(result.cpuPerStep), `the floor's ${ms(result.floorCpu)}`, result.cpuPerStep / result.floorCpu, GOALS.stepCpu,
+      "CPU time of Mino's process (turns' own work spread over their steps); the command's bash is in neither",
+      `by phase: request ${ms(result.cpuPhases.request)}, save response ${ms(result.cpuPhases.save)}, ` +
         `approve+save start ${ms(result.cpuPhases.approve)}, run+save result ${ms(result.cpuPhases.run)}`)
   ]
 }

@@ -18,25 +18,28 @@
  * when a record is on disk, and a turn that stops early is closed by the same
  * `TurnClosing` that recovery uses on restart.
  */
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { Approver } from "../approval/Approver.js"
-import { type CompletedResponse, ModelClient, type ModelError } from "../model/ModelClient.js"
+import { type CompletedResponse, ModelClient } from "../model/ModelClient.js"
 import type { OpenTurn } from "../session/ConversationState.js"
 import type { SessionRecord, TurnStatus } from "../session/Records.js"
 import { SessionStore, type SessionWriteError } from "../session/SessionStore.js"
 import type { Closing } from "../session/TurnClosing.js"
-import type { Cancellation } from "../tools/Tool.js"
+import { freeze } from "../tools/Tool.js"
 import { ToolRegistry } from "../tools/ToolRegistry.js"
 import * as ToolResult from "../tools/ToolResult.js"
 import type { AgentEvent } from "./AgentEvent.js"
 import { batchRefusal } from "./Limits.js"
+import * as Stopping from "./Stopping.js"
 import { type FunctionCall, type ResponseItem, validate } from "../model/ResponseItem.js"
 
 export class AgentBusy extends Data.TaggedError("AgentBusy")<{ readonly message: string }> {}
@@ -71,11 +74,10 @@ export interface TurnOptions {
    * far; the rest of the batch is `not_executed`; the turn ends `cancelled` with
    * the cause as its reason. Nothing more is sent to the model.
    */
-  readonly cancel?: Cancellation
+  readonly cancel?: Effect.Effect<string>
 }
 
-/** How long a tool that ignores its cancellation gets before it is interrupted. */
-export const CANCEL_GRACE_MS = 2_000
+export { CANCEL_GRACE_MS } from "./Stopping.js"
 
 export interface AgentConfig {
   readonly model: string
@@ -94,6 +96,14 @@ const stopped = (status: TurnStatus, reason: string): Closing => ({
   status,
   reason,
   started: ToolResult.make("unknown", "The turn stopped while this command was running; its outcome is unknown."),
+  unstarted: ToolResult.make("not_executed", "The turn stopped before this call was executed.")
+})
+
+/** A turn stopped by a cancel: a call still running was cut off (a tool that stops by itself returns its own result). */
+const cancelledTurn = (cause: string): Closing => ({
+  status: "cancelled",
+  reason: cause,
+  started: { ...ToolResult.make("unknown", `${cause} while it ran; the tool was stopped. It may have had effects.`), cancelled: true },
   unstarted: ToolResult.make("not_executed", "The turn stopped before this call was executed.")
 })
 
@@ -122,26 +132,16 @@ const make = (config: AgentConfig) =>
     const runTurn = (input: string, emit: (event: AgentEvent) => Effect.Effect<void>, options: TurnOptions) =>
       Effect.gen(function*() {
         const turnId = crypto.randomUUID()
-        // The cause, once a stop is requested; saves are never interrupted by it.
-        const stop = yield* Deferred.make<string>()
-        if (options.cancel !== undefined) {
-          yield* Effect.forkScoped(Effect.flatMap(options.cancel, (cause) => Deferred.succeed(stop, cause)))
-        }
-        const cancel: Cancellation = Deferred.await(stop)
-        const cancelled = (reason: string) => new TurnStop({ status: "cancelled", reason })
-        /** Waiting (for the model, for a decision) ends when a stop is requested. */
-        // Without a cancel option nothing can stop the turn: no race to pay for on every step.
-        const cancellable = options.cancel !== undefined
-        const unlessStopped = <A, E>(effect: Effect.Effect<A, E>) =>
-          cancellable ? Effect.raceFirst(effect, Effect.flatMap(cancel, (cause) => Effect.fail(cancelled(cause)))) : effect
-        const checkStop = Effect.flatMap(Deferred.poll(stop), Option.match({
-          onNone: () => Effect.void,
-          onSome: (cause) => Effect.flatMap(cause, (reason) => Effect.fail(cancelled(reason)))
-        }))
+        const stopping = Stopping.make()
+        /** Waiting (for the model, for a decision) begins only if no stop has been requested; a stop interrupts it. */
+        const unlessStopped = <A, E>(effect: Effect.Effect<A, E>) => Effect.zipRight(stopping.check, effect)
         // The turn as saved so far: the Conversation owns it; nothing here mirrors it.
         const saved = Effect.map(store.openTurn(turnId), (turn) => turn ?? emptyTurn(turnId))
+        // A save lands or fails: a stop waits for it.
         const save = (record: SessionRecord) =>
-          store.append(record).pipe(Effect.catchTag("RecordRejected", (e) => new TurnStop({ status: "failed", reason: e.message })))
+          Effect.uninterruptible(store.append(record)).pipe(
+            Effect.catchTag("RecordRejected", (e) => new TurnStop({ status: "failed", reason: e.message }))
+          )
 
         const saveResult = (call: { readonly call_id: string; readonly name: string }, result: ToolResult.ToolResult) =>
           Effect.gen(function*() {
@@ -166,33 +166,29 @@ const make = (config: AgentConfig) =>
               yield* emit({ _tag: "ToolFinished", callId: call.callId, name: call.name ?? "tool", result })
             }
             return yield* end(closing.status, closing.reason)
-          })
+          }).pipe(Effect.uninterruptible)
 
         const runCall = (call: FunctionCall) =>
           Effect.gen(function*() {
-            yield* checkStop
+            yield* stopping.check
             const prepared = yield* Effect.either(tools.prepare(call.name, call.arguments))
             if (Either.isLeft(prepared)) return yield* saveResult(call, prepared.left.result)
-            const decision = yield* unlessStopped(approver.decide(structuredClone(prepared.right.display)))
+            // Frozen, not copied: the approver can read the display, not change what the screen shows of it.
+            const display = freeze(prepared.right.display)
+            const decision = yield* unlessStopped(approver.decide(display))
             if (!decision.approved) {
               if (decision.endTurn === true) return yield* new TurnStop({ status: "cancelled", reason: decision.reason })
               return yield* saveResult(call, ToolResult.make("denied", decision.reason))
             }
             yield* save({ type: "tool_start", turn_id: turnId, call_id: call.call_id, name: call.name })
-            yield* emit({ _tag: "ToolRunning", callId: call.call_id, display: prepared.right.display })
+            yield* emit({ _tag: "ToolRunning", callId: call.call_id, display })
             // A stop makes the tool end the call and return what it has; one that does not is cut off.
-            const cutOff = Effect.flatMap(cancel, (cause) =>
-              Effect.as(Effect.sleep(CANCEL_GRACE_MS), {
-                ...ToolResult.make("unknown", `${cause} while it ran; the tool was stopped. It may have had effects.`),
-                cancelled: true
-              }))
-            const execution = Effect.scoped(prepared.right.execute(cancellable ? cancel : undefined))
-            const result = yield* cancellable ? Effect.raceFirst(execution, cutOff) : execution
+            const result = yield* unlessStopped(stopping.executing((cancel) => Effect.scoped(prepared.right.execute(cancel))))
             yield* saveResult(call, result)
-            yield* checkStop
           })
 
-        const loop = Effect.gen(function*() {
+        /** The turn's steps, to the completed response that asks for nothing more; every way to end early is an error. */
+        const steps = Effect.gen(function*() {
           yield* save({ type: "user_input", turn_id: turnId, text: input })
           while (true) {
             const before = yield* saved
@@ -201,10 +197,7 @@ const make = (config: AgentConfig) =>
             yield* save({ type: "model_response", turn_id: turnId, response_id: response.id, output: response.output })
             yield* emit({ _tag: "ModelResponded" })
             if (Either.isLeft(batch)) return yield* new TurnStop({ status: "failed", reason: `invalid response: ${batch.left}` })
-            if (batch.right.length === 0) {
-              yield* save({ type: "turn_end", turn_id: turnId, status: "completed" })
-              return yield* end("completed")
-            }
+            if (batch.right.length === 0) return
             // Every call of an accepted batch counts, whether it ran, was denied or was invalid.
             const refusal = batchRefusal(before.requests + 1, before.callIds.size, batch.right.length)
             if (refusal !== undefined) return yield* new TurnStop({ status: "failed", reason: refusal })
@@ -212,11 +205,33 @@ const make = (config: AgentConfig) =>
           }
         })
 
-        return yield* loop.pipe(
-          Effect.catchTag("TurnStop", (stop) => close(stopped(stop.status, stop.reason))),
-          Effect.catchTag("ModelError", (error: ModelError) => close(stopped("failed", error.message))),
-          Effect.onInterrupt(() => Effect.ignore(close(interruptedTurn)))
+        /** How interrupted steps close the turn: with the stop's cause, if one was requested. */
+        const interruption = () => {
+          const cause = stopping.cause()
+          return cause === undefined ? interruptedTurn : cancelledTurn(cause)
+        }
+
+        // The steps run in a fiber of their own, so that a stop can interrupt them and this fiber still closes the turn.
+        const running = yield* Effect.fork(steps)
+        if (options.cancel !== undefined) yield* Effect.forkScoped(stopping.watch(options.cancel, running))
+        const exit = yield* Fiber.await(running).pipe(
+          Effect.onInterrupt(() => Effect.ignore(Effect.zipRight(Fiber.interrupt(running), Effect.suspend(() => close(interruption())))))
         )
+        if (Exit.isSuccess(exit)) {
+          // A turn_end holds nothing a secret or a cap could reject.
+          yield* Effect.uninterruptible(store.append({ type: "turn_end", turn_id: turnId, status: "completed" }).pipe(Effect.orDie))
+          return yield* end("completed")
+        }
+        const failure = Cause.failureOption(exit.cause)
+        if (Option.isSome(failure)) {
+          const error = failure.value
+          if (error._tag === "TurnStop") return yield* close(stopped(error.status, error.reason))
+          if (error._tag === "ModelError") return yield* close(stopped("failed", error.message))
+          return yield* error
+        }
+        if (Cause.isInterruptedOnly(exit.cause)) return yield* close(interruption())
+        // A defect: as it would have without the fiber.
+        return yield* Effect.die(Cause.squash(exit.cause))
       }).pipe(Effect.scoped)
 
     /** One model request: the earlier completed turns (kept serialised by the store), then this turn so far. */

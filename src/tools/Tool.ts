@@ -3,8 +3,9 @@
  * raw arguments and build the display fields and the operation, executing
  * nothing) and Execute (perform exactly the prepared operation).
  *
- * Approval sits between Prepare and Execute. The Approver receives only a copy of
- * the display; the Agent keeps the `PreparedCall`, so what was approved is what runs.
+ * Approval sits between Prepare and Execute. The Approver receives the display
+ * frozen (`freeze`), which it can read but not change; the Agent keeps the
+ * `PreparedCall`, so what was approved is what runs.
  */
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -52,6 +53,18 @@ export interface ToolDisplay {
   readonly fields: ReadonlyArray<DisplayField>
 }
 
+/**
+ * `display`, made immutable all the way down, in place: the approver and the
+ * screen share it without a copy, and neither can change what the other sees.
+ */
+export const freeze = (display: ToolDisplay): ToolDisplay => freezeDeep(display)
+
+const freezeDeep = <A>(value: A): A => {
+  if (typeof value !== "object" || value === null) return value
+  for (const inner of Object.values(value)) freezeDeep(inner)
+  return Object.freeze(value)
+}
+
 /** The bounds a display names, by kind: what a result header needs. */
 export const bounds = (display: ToolDisplay): { readonly timeout?: string; readonly outputLimit?: string } => {
   const found: { timeout?: string; outputLimit?: string } = {}
@@ -62,11 +75,18 @@ export const bounds = (display: ToolDisplay): { readonly timeout?: string; reado
 }
 
 /**
- * Completes, with its cause ("Cancelled by SIGTERM"), when a running call must
- * stop: the tool should end it and return what it has so far. A tool that
- * ignores it is stopped anyway, a little later, by interruption.
+ * How a running call learns that it must stop (Ctrl+C, a signal): the tool
+ * registers, as its execution begins, a function that ends the call; it is
+ * called at most once, with the cause ("Cancelled by SIGTERM"), and the call
+ * should then return what it has so far (bash: the group killed, the output
+ * captured so far kept, the cause named). A registration costs nothing: no
+ * fiber waits for the stop. A tool that registers nothing is interrupted at
+ * once when a stop comes; one that has not returned 2 s after being told is
+ * interrupted then.
  */
-export type Cancellation = Effect.Effect<string>
+export interface Cancellation {
+  readonly onCancel: (stop: (cause: string) => void) => void
+}
 
 /** A rejection from Prepare: the call is answered with this result and never prompts. */
 export interface Rejection {

@@ -20,8 +20,15 @@ const operation = (command: string, overrides: Partial<BashOperation> = {}): Bas
   ...overrides
 })
 
+/** Runs `op`; when `cancel` completes, the runner is told to stop with its cause (as the Agent tells a running tool). */
 const run = (op: BashOperation, cancel?: Effect.Effect<string>) =>
-  Effect.scoped(Effect.flatMap(BashRunner, (runner) => runner.run(op, cancel))).pipe(Effect.provide(BashRunner.layer), Effect.provide(Secrets.Secrets.layerNone))
+  Effect.scoped(Effect.gen(function* () {
+    const runner = yield* BashRunner
+    if (cancel === undefined) return yield* runner.run(op)
+    let stop: ((cause: string) => void) | undefined
+    yield* Effect.forkScoped(Effect.flatMap(cancel, (cause) => Effect.sync(() => stop?.(cause))))
+    return yield* runner.run(op, { onCancel: (registered) => void (stop = registered) })
+  })).pipe(Effect.provide(BashRunner.layer), Effect.provide(Secrets.Secrets.layerNone))
 
 /** Blocks this thread, and with it Node's event loop and every timer of Mino's, as a SIGSTOP would. */
 const freezeEventLoop = (ms: number): void => {

@@ -73,8 +73,8 @@ export class BashRunner extends Context.Tag("mino/BashRunner")<
   {
     /**
      * Runs the operation to its end; the process group never outlives the scope.
-     * When `cancel` completes (with its cause, "Cancelled by SIGTERM"), the group
-     * is killed and the result keeps the output captured so far.
+     * When `cancel` says to stop (with its cause, "Cancelled by SIGTERM"), the
+     * group is killed and the result keeps the output captured so far.
      */
     readonly run: (operation: BashOperation, cancel?: Cancellation) => Effect.Effect<ToolResult, never, Scope.Scope>
   }
@@ -103,16 +103,15 @@ const run = Effect.fn("BashRunner.run")(function*(
     Effect.sync(() => start(operation, lifeline, secrets, done, exited)),
     (execution) => execution.stop
   )
-  const finished = cancel === undefined
-    ? Deferred.await(done)
-    : Effect.raceFirst(Deferred.await(done), Effect.flatMap(cancel, execution.cancel))
+  // No fiber waits for the stop: the kill is a callback.
+  if (cancel !== undefined) cancel.onCancel(execution.cancel)
   // Interruption kills at once rather than when the caller's scope closes.
-  return yield* finished.pipe(Effect.onInterrupt(() => execution.stop))
+  return yield* Deferred.await(done).pipe(Effect.onInterrupt(() => execution.stop))
 })
 
 interface Execution {
   /** Kills the group and settles with what was captured, naming `cause`. */
-  readonly cancel: (cause: string) => Effect.Effect<ToolResult>
+  readonly cancel: (cause: string) => void
   /** Kills the group unless bash has been reaped, releases timers and pipes; idempotent. */
   readonly stop: Effect.Effect<void>
 }
@@ -240,7 +239,7 @@ const start = (
     // Invalid arguments (a NUL in the environment, say) throw instead of emitting "error".
     settle(spawnFailure(operation, error))
     Deferred.unsafeDone(exited, Exit.void)
-    return { cancel: () => Deferred.await(done), stop: Effect.void }
+    return { cancel: () => {}, stop: Effect.void }
   }
 
   // Without a pid the spawn failed; "error" follows on the next tick.
@@ -310,20 +309,15 @@ const start = (
   if (pid !== undefined) timeoutTimer = setTimeout(() => kill("timeout"), operation.timeoutMs)
 
   return {
-    cancel: (cause) =>
-      Effect.suspend(() => {
-        if (!stopped) {
-          cancelCause = cause
-          if (reaped) finish() // only the drain was left: the result is bash's own
-          else {
-            kill("cancel")
-            // Settle with what was captured even if bash is not reaped in time.
-            clearTimeout(drainTimer)
-            drainTimer = setTimeout(finish, KILL_WAIT_MS)
-          }
-        }
-        return Deferred.await(done)
-      }),
+    cancel: (cause) => {
+      if (stopped) return
+      cancelCause = cause
+      if (reaped) return finish() // only the drain was left: the result is bash's own
+      kill("cancel")
+      // Settle with what was captured even if bash is not reaped in time.
+      clearTimeout(drainTimer)
+      drainTimer = setTimeout(finish, KILL_WAIT_MS)
+    },
     stop: Effect.suspend(() => {
       if (stopped) return Effect.void
       const running = pid !== undefined && !reaped

@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Escape from "../../security/Escape.js"
 import { Secrets } from "../../security/Secrets.js"
-import { rejection, type Tool, type ToolDefinition, type ToolDisplay } from "../Tool.js"
+import { freeze, rejection, type Tool, type ToolDefinition, type ToolDisplay } from "../Tool.js"
 import {
   type BashOperation,
   BashRunner,
@@ -68,24 +68,25 @@ export const make = Effect.fn("BashTool.make")(function* (options: BashToolOptio
     strict: true
   }
 
-  // Raw text: the approval screen escapes each field by its kind.
+  // Raw text: the approval screen escapes each field by its kind. Only the command differs from call to
+  // call: the other fields are built once, frozen, and shared by every display.
   const timeout = formatDuration(timeoutMs)
   const outputLimit = formatBytes(outputLimitBytes)
+  const { fields: fixed } = freeze({ tool: "bash", fields: [
+    { kind: "value", label: "Directory", value: cwd },
+    { kind: "entries", label: "Environment", entries: Object.entries(env).map(([name, value]) => ({ name, value })) },
+    { kind: "value", label: "Timeout", value: timeout, bound: { kind: "timeout", amount: timeout } },
+    {
+      kind: "value",
+      label: "Output limit",
+      value: `${outputLimit} (stdout and stderr combined)`,
+      bound: { kind: "outputLimit", amount: outputLimit }
+    },
+    { kind: "value", label: "Permissions", value: PERMISSIONS_NOTICE }
+  ] })
   const display = (command: string): ToolDisplay => ({
     tool: "bash",
-    fields: [
-      { kind: "command", label: "Command", value: command },
-      { kind: "value", label: "Directory", value: cwd },
-      { kind: "entries", label: "Environment", entries: Object.entries(env).map(([name, value]) => ({ name, value })) },
-      { kind: "value", label: "Timeout", value: timeout, bound: { kind: "timeout", amount: timeout } },
-      {
-        kind: "value",
-        label: "Output limit",
-        value: `${outputLimit} (stdout and stderr combined)`,
-        bound: { kind: "outputLimit", amount: outputLimit }
-      },
-      { kind: "value", label: "Permissions", value: PERMISSIONS_NOTICE }
-    ]
+    fields: [{ kind: "command", label: "Command", value: command }, ...fixed]
   })
 
   const tool: Tool<BashOperation> = {

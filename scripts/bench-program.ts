@@ -12,7 +12,8 @@
  * - `restore-mino` / `restore-raw`: opening a large session with SessionStore, or
  *   reading and parsing its lines directly; time and peak memory.
  * - `overflow`: BashRunner running `yes` (killed at the output limit) and
- *   `head -c 65536 /dev/zero`, alternately.
+ *   `head -c 65536 /dev/zero`, alternately; and `true` started through the
+ *   lifeline's spawner, against bash spawned bare.
  * - `scale`: a session of N records opened with the real layers, then text turns
  *   against the loopback model: the time from a turn's completed response to the
  *   next prompt's questions being ready, and the CPU of one request (built from the
@@ -39,7 +40,7 @@ import * as ResponsesServer from "../src/model/ResponsesServer.js"
 import { Secrets } from "../src/security/Secrets.js"
 import { SessionStore } from "../src/session/SessionStore.js"
 import { BashRunner, DEFAULT_OUTPUT_LIMIT_BYTES, DEFAULT_TIMEOUT_MS } from "../src/tools/bash/BashRunner.js"
-import * as Launch from "../src/tools/bash/Launch.js"
+import * as Lifeline from "../src/tools/bash/Lifeline.js"
 
 const now = (): number => performance.now()
 /** CPU time of this process so far (user + system), in ms. */
@@ -382,11 +383,20 @@ const overflow = (options: typeof OverflowOptions.Type) =>
       yes.push(a.ms)
       head.push(b.ms)
     }
-    // What the gate (arm before run) adds to a start: `true` through Launch, released at once, vs bash spawned bare.
+    // What arm-before-run adds to a start: `true` through the lifeline's spawner, vs bash spawned bare.
+    const lifeline = yield* Lifeline.make
     const closed = (child: ChildProcess) => new Promise<void>((resolve) => child.on("close", () => resolve()))
     const env = { PATH: process.env["PATH"] ?? "/usr/bin:/bin" }
+    const launched = Effect.async<void, Error>((resume) => {
+      lifeline.launch({ command: "true", cwd, env, timeoutMs: DEFAULT_TIMEOUT_MS }, {
+        running: (_group, output) => void output.resume(),
+        exited: () => resume(Effect.void),
+        lost: (reason) => resume(Effect.fail(new Error(reason))),
+        failed: (message) => resume(Effect.fail(new Error(message)))
+      })
+    })
     const bare: Array<number> = []
-    const gated: Array<number> = []
+    const throughSpawner: Array<number> = []
     for (let i = -2; i < options.runs * 2; i++) {
       let started = now()
       yield* Effect.promise(() =>
@@ -394,15 +404,13 @@ const overflow = (options: typeof OverflowOptions.Type) =>
       )
       const bareMs = now() - started
       started = now()
-      const launched = Launch.launch({ command: "true", cwd, env })
-      launched.release()
-      yield* Effect.promise(() => closed(launched.child))
+      yield* launched
       if (i < 0) continue
       bare.push(bareMs)
-      gated.push(now() - started)
+      throughSpawner.push(now() - started)
     }
-    return { yes: median(yes), head: median(head), truncated, bareSpawn: median(bare), gatedSpawn: median(gated) }
-  }).pipe(Effect.provide(BashRunner.layer), Effect.provide(Secrets.layerNone))
+    return { yes: median(yes), head: median(head), truncated, bareSpawn: median(bare), spawnerStart: median(throughSpawner) }
+  }).pipe(Effect.scoped, Effect.provide(BashRunner.layer), Effect.provide(Secrets.layerNone))
 
 // ---------------------------------------------------------------------------
 // scale

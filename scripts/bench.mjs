@@ -18,8 +18,8 @@
 //             built mino's start-up in a directory whose conversation holds N records  vs  an
 //             empty conversation's start-up + the restore of those records
 //   overflow  BashRunner killing `yes` at the 64 KiB output limit  vs  BashRunner
-//             running `head -c 65536 /dev/zero`; and what the gate that holds a command until
-//             the lifeline has armed it adds to its start
+//             running `head -c 65536 /dev/zero`; and a start of `true` through the lifeline's
+//             spawner (held until armed) beside bash spawned bare
 //
 // start runs the built CLI (npm run build); the others bundle scripts/bench-program.ts
 // from src into a temporary directory, so they need no build.
@@ -493,8 +493,7 @@ const overflow = async () => {
   if (!result.truncated) throw new Error("`yes` was not stopped at the output limit")
   return [
     row("d) overflow stop: `yes` to 64 KiB", ms(result.yes), `head -c 65536 ${ms(result.head)}`, result.yes / result.head, GOALS.overflow,
-      `a command's start through its gate (held until armed): ${ms(result.gatedSpawn)} for \`true\`, bash spawned bare ${ms(result.bareSpawn)}: ` +
-        `the gate adds ${ms(result.gatedSpawn - result.bareSpawn)}`)
+      `a start of \`true\` through the lifeline's spawner (held until armed): ${ms(result.spawnerStart)}, bash spawned bare ${ms(result.bareSpawn)}`)
   ]
 }
 

@@ -1,12 +1,13 @@
 /**
  * Runs one approved command: `/bin/bash --noprofile --norc -c <command>` in its
  * own process group, with exactly the given environment, stdin from /dev/null,
- * and stdout and stderr captured into one bounded buffer. It starts held at a
- * gate (`Launch`) and runs only once the `Lifeline` holds its deadline.
+ * and stdout and stderr captured into one bounded buffer. It is started by the
+ * `Lifeline`'s small spawner (not by forking Mino's heap), and runs only once the
+ * lifeline's watcher holds its deadline.
  *
- * Built on `child_process.spawn` rather than `@effect/platform`'s Command, which
- * stops a child without SIGKILL, waits for it without limit and leaves its
- * background children running. Here every way out kills the whole group:
+ * Not `@effect/platform`'s Command, which stops a child without SIGKILL, waits
+ * for it without limit and leaves its background children running. Here every
+ * way out kills the whole group:
  *
  * - output overflow: keep the first `outputLimitBytes`, mark `truncated`, SIGKILL;
  * - timeout: SIGKILL, `timed_out`, and the output says so;
@@ -22,13 +23,13 @@
  * The result says what happened, in this order of precedence: bash exited by
  * itself (`exit_code`; never `timed_out`, however late Mino noticed), cancelled,
  * killed at the deadline (`timed_out`), killed on overflow (`truncated`), killed
- * by another signal (`signal`).
+ * because its status was lost (its parent, the spawner, was killed), killed by
+ * another signal (`signal`).
  *
  * A descendant that leaves the group (`setsid`) can still escape; only the
  * wait for its output is bounded.
  */
-import type { ChildProcess } from "node:child_process"
-import * as fs from "node:fs"
+import type { Socket } from "node:net"
 import { StringDecoder } from "node:string_decoder"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
@@ -39,7 +40,6 @@ import type * as Scope from "effect/Scope"
 import { Secrets, type SecretsShape } from "../../security/Secrets.js"
 import type { Cancellation } from "../Tool.js"
 import { finish as finishOutput, type ToolResult } from "../ToolResult.js"
-import * as Launch from "./Launch.js"
 import * as Lifeline from "./Lifeline.js"
 
 /** Exactly what runs: the command and every input it runs with. */
@@ -116,35 +116,10 @@ interface Execution {
   readonly stop: Effect.Effect<void>
 }
 
-const killGroup = (pid: number): void => {
-  try {
-    process.kill(-pid, "SIGKILL")
-  } catch {
-    // ESRCH: the group is already gone. Nothing else can be done about other errors.
-  }
-}
-
-const isDirectory = (path: string): boolean => {
-  try {
-    return fs.statSync(path).isDirectory()
-  } catch {
-    return false
-  }
-}
-
-const spawnFailure = (operation: BashOperation, error: unknown): ToolResult => {
-  const reason = !isDirectory(operation.cwd)
-    ? `the working directory ${operation.cwd} does not exist or is not a directory`
-    : error instanceof Error
-      ? error.message
-      : String(error)
-  return { status: "failed", output: `Could not start /bin/bash: ${reason}` }
-}
-
 /** Why Mino killed the group, the first time it did. */
 type Kill = "overflow" | "timeout" | "cancel"
 
-/** Spawns bash and wires its events; the outcome arrives in `done`, bash's reaping in `exited`. */
+/** Starts bash and wires its events; the outcome arrives in `done`, bash's reaping in `exited`. */
 const start = (
   operation: BashOperation,
   lifeline: Lifeline.Lifeline,
@@ -165,7 +140,9 @@ const start = (
   let exitSignal: NodeJS.Signals | null = null
   let timeoutTimer: NodeJS.Timeout | undefined
   let drainTimer: NodeJS.Timeout | undefined
-  let child: ChildProcess | undefined
+  let output: Socket | undefined
+  /** Why bash's status is unknown, when the spawner was killed. */
+  let lost: string | undefined
   // A monotonic clock: it keeps counting while Mino is stopped, as the lifeline's deadline does.
   const startedAt = performance.now()
 
@@ -173,8 +150,7 @@ const start = (
     stopped = true
     clearTimeout(timeoutTimer)
     clearTimeout(drainTimer)
-    child?.stdout?.destroy()
-    child?.stderr?.destroy()
+    output?.destroy()
   }
 
   const settle = (result: ToolResult): void => {
@@ -185,7 +161,7 @@ const start = (
 
   const kill = (why: Kill): void => {
     killedFor ??= why
-    if (pid !== undefined && !reaped) killGroup(pid)
+    if (!reaped) launch.kill()
   }
 
   const finish = (): void => {
@@ -227,32 +203,8 @@ const start = (
       }
     }
     if (killedFor === "overflow") return { status: "failed", output: output(overflow), ...flags }
+    if (lost !== undefined) return { status: "failed", output: output(`${lost} while it ran; process group killed`), ...flags }
     return { status: "failed", output: output(`terminated by signal ${exitSignal ?? "unknown"}`), ...flags }
-  }
-
-  lifeline.ready()
-  let launched: Launch.Launched
-  try {
-    launched = Launch.launch(operation)
-    child = launched.child
-  } catch (error) {
-    // Invalid arguments (a NUL in the environment, say) throw instead of emitting "error".
-    settle(spawnFailure(operation, error))
-    Deferred.unsafeDone(exited, Exit.void)
-    return { cancel: () => {}, stop: Effect.void }
-  }
-
-  // Without a pid the spawn failed; "error" follows on the next tick.
-  const pid = child.pid
-  // The command waits at its gate until the watcher holds its deadline: from its
-  // first instruction on, the group's bounds survive Mino.
-  if (pid !== undefined) {
-    lifeline.arm(pid, operation.timeoutMs, (armed) => {
-      if (armed) return launched.release()
-      launched.abandon()
-      killGroup(pid)
-      settle({ status: "failed", output: "Could not start the command: the lifeline watcher that bounds it could not be started, so it was not run." })
-    })
   }
 
   const onData = (chunk: Buffer): void => {
@@ -274,39 +226,44 @@ const start = (
     if (reaped && openPipes === 0) finish()
   }
 
-  for (const stream of [child.stdout, child.stderr]) {
-    if (stream === null) continue
-    openPipes += 1
-    stream.on("data", onData)
-    stream.on("close", onPipeClosed)
-    stream.on("error", () => {}) // a pipe error ends the capture; "close" follows
-  }
-
-  child.on("error", (error) => {
-    // After a successful spawn, "error" only reports a failed kill or send; neither is used here.
-    if (pid !== undefined) return
-    settle(spawnFailure(operation, error))
-    Deferred.unsafeDone(exited, Exit.void)
-  })
-
-  child.on("exit", (code, signal) => {
+  /** bash has ended (or its status is lost), and what was left of its group is killed: wait a bounded time for the pipe. */
+  const onEnd = (): void => {
     reaped = true
-    exitCode = code
-    exitSignal = signal
     Deferred.unsafeDone(exited, Exit.void)
-    if (pid !== undefined) {
-      // Background jobs still in the group die with bash; then the watcher can forget it.
-      killGroup(pid)
-      lifeline.disarm(pid)
-    }
     if (stopped) return
     clearTimeout(timeoutTimer)
     clearTimeout(drainTimer)
     if (openPipes === 0) finish()
     else drainTimer = setTimeout(finish, PIPE_DRAIN_MS)
+  }
+
+  const launch = lifeline.launch(operation, {
+    running: (_group, stream) => {
+      output = stream
+      if (stopped) return void stream.destroy()
+      openPipes += 1
+      stream.on("data", onData)
+      stream.on("close", onPipeClosed)
+      stream.on("error", () => {}) // a pipe error ends the capture; "close" follows
+    },
+    exited: (code, signal) => {
+      exitCode = code
+      exitSignal = signal
+      onEnd()
+    },
+    lost: (reason) => {
+      lost = reason
+      exitSignal = "SIGKILL"
+      onEnd()
+    },
+    failed: (message) => {
+      settle({ status: "failed", output: message })
+      reaped = true
+      Deferred.unsafeDone(exited, Exit.void)
+    }
   })
 
-  if (pid !== undefined) timeoutTimer = setTimeout(() => kill("timeout"), operation.timeoutMs)
+  if (!stopped) timeoutTimer = setTimeout(() => kill("timeout"), operation.timeoutMs)
 
   return {
     cancel: (cause) => {
@@ -320,8 +277,8 @@ const start = (
     },
     stop: Effect.suspend(() => {
       if (stopped) return Effect.void
-      const running = pid !== undefined && !reaped
-      if (running) killGroup(pid)
+      const running = !reaped
+      if (running) launch.kill()
       release()
       return running ? Effect.ignore(Effect.timeout(Deferred.await(exited), KILL_WAIT_MS)) : Effect.void
     })

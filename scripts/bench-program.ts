@@ -48,6 +48,27 @@ const cpu = (): number => {
   const { user, system } = process.cpuUsage()
   return (user + system) / 1000
 }
+/**
+ * CPU time (user + system, in ms) of the bash helpers this process started, and of
+ * their bash helpers: the lifeline's watcher and spawner. Their own time only: a
+ * command's bash, reaped by them, is in neither this nor the floor. /proc counts in
+ * clock ticks (10 ms); a turn's total is many of them.
+ */
+const helperCpu = (): number => {
+  const stats = Fs.readdirSync("/proc").filter((name) => /^\d+$/.test(name)).flatMap((pid) => {
+    try {
+      const stat = Fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      return [{ pid: Number(pid), bash: stat.includes("(bash)"), ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) }]
+    } catch {
+      return []
+    }
+  })
+  const watchers = stats.filter((p) => p.bash && p.ppid === process.pid)
+  const ids = new Set(watchers.map((p) => p.pid))
+  const spawners = stats.filter((p) => p.bash && ids.has(p.ppid))
+  return [...watchers, ...spawners].reduce((sum, p) => sum + p.ticks, 0) * 10
+}
 const median = (values: ReadonlyArray<number>): number => {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN
@@ -228,8 +249,9 @@ const step = (options: typeof StepOptions.Type) =>
       const floors: Array<number> = []
       const turns: Array<number> = []
       const phases = { request: Array<number>(), save: Array<number>(), approve: Array<number>(), run: Array<number>() }
-      // CPU time of this process (not of bash), in ms: measured turns, and floor samples.
+      // CPU time of this process and of the lifeline's helper (not of the command's bash), in ms: measured turns, and floor samples.
       let turnCpu = 0
+      let turnHelperCpu = 0
       let floorCpu = 0
       const cpuPhases = { request: Array<number>(), save: Array<number>(), approve: Array<number>(), run: Array<number>() }
       // One turn to warm up (the SDK loads on the first request), then the measured ones.
@@ -238,6 +260,7 @@ const step = (options: typeof StepOptions.Type) =>
         let [waiting, waitingCpu, responded, respondedCpu, running, runningCpu] = [0, 0, 0, 0, 0, 0]
         const started = now()
         const cpuStarted = cpu()
+        const helperStarted = helperCpu()
         const outcome = yield* agent.turn(`Run true ${options.stepsPerTurn} times.`, (event: AgentEvent) =>
           Effect.sync(() => {
             const at = now()
@@ -270,6 +293,7 @@ const step = (options: typeof StepOptions.Type) =>
         }
         turns.push(now() - started)
         turnCpu += cpu() - cpuStarted
+        turnHelperCpu += helperCpu() - helperStarted
         const floorCpuStarted = cpu()
         for (let i = 0; i < options.floorSamples; i++) {
           floors.push(yield* Effect.promise(() => floorSample(floorFile, keepAlive, port, cwd)))
@@ -284,6 +308,7 @@ const step = (options: typeof StepOptions.Type) =>
         turn: median(turns),
         // A turn is stepsPerTurn tool steps and one closing answer; its CPU is spread over the steps.
         cpuPerStep: turnCpu / (options.turns * options.stepsPerTurn),
+        helperCpuPerStep: turnHelperCpu / (options.turns * options.stepsPerTurn),
         floorCpu: floorCpu / (options.turns * options.floorSamples),
         phases: { request: median(phases.request), save: median(phases.save), approve: median(phases.approve), run: median(phases.run) },
         cpuPhases: {

@@ -111,11 +111,13 @@ describe("the spawner's gate", () => {
       const held = links(pid!).filter((link) => !inherited.has(link)).map((link) => Number(link.split(" ")[0])).sort((a, b) => a - b)
       expect(held).toEqual([0, 1, 2])
       const gate = fs.openSync(`/proc/${spawner}/fd/${gateFd}`, "w")
+      requests.write("opened\n")
       fs.writeSync(gate, "g")
       fs.closeSync(gate)
       yield* report(/^exit 0\n/m)
       expect(fs.readFileSync(marker, "utf8")).toBe("ran\n")
       watcher.stdin?.end()
+      requests.end()
     }))
 
   it.live("with Mino gone before the go byte, the gate exits having run nothing", () =>
@@ -124,8 +126,9 @@ describe("the spawner's gate", () => {
       const { watcher, requests, report } = helper()
       requests.write(Lifeline.request({ command: `echo ran > ${marker}`, cwd: dir, env, timeoutMs: 10_000 }))
       const [, pid] = (yield* report(/^started (\d+) /m)).map(Number)
-      // The watcher's pipe from Mino reaches end of file, as when Mino dies.
+      // Both pipes from Mino reach end of file, as when Mino dies.
       watcher.stdin?.end()
+      requests.end()
       for (let i = 0; i < 200 && alive(pid!); i++) yield* sleep(10)
       expect(alive(pid!)).toBe(false)
       expect(fs.existsSync(marker)).toBe(false)
@@ -159,8 +162,7 @@ describe("the spawner's gate", () => {
           })
           const diedAt = Date.now()
           while (Date.now() - diedAt < 1_000 && processesIn(cwd).length > 0) yield* sleep(10)
-          const left = processesIn(cwd).length
-          return { left, ran: fs.existsSync(path.join(cwd, "ran.txt")), cwd }
+          return { left: processesIn(cwd).length, ran: fs.existsSync(path.join(cwd, "ran.txt")), cwd }
         }), { concurrency: 4 })
       // Long enough for any survivor to reach its next step.
       yield* sleep(2_000)

@@ -12,9 +12,9 @@
  *
  * - the watcher (the process Mino spawned) reads one line per event on its
  *   stdin, `arm <pgid> <timeout ms>` and `disarm <pgid>`; it SIGKILLs an armed
- *   group at its deadline, and every armed group (then the spawner and itself)
- *   as soon as that pipe reaches end of file, which the kernel delivers the
- *   moment Mino is gone, however it ended;
+ *   group at its deadline, and every armed group as soon as that pipe reaches
+ *   end of file, which the kernel delivers the moment Mino is gone, however it
+ *   ended; it then waits for the spawner, and ends;
  * - the spawner (a subshell of the watcher) starts the commands, so that a start
  *   forks this small shell rather than Mino's whole heap. For each request
  *   (`run`, then the directory, the command and each `NAME=VALUE`, each as many
@@ -22,17 +22,20 @@
  *   command's directory, which waits for one byte on its stdin. It reports
  *   `started <pid> <spawner pid> <output fd> <gate fd>`: Mino opens the child's
  *   output pipe (stdout and stderr, one pipe) and the write end of its stdin
- *   through `/proc/<spawner pid>/fd/`, arms the group, and only once `arm` is in
- *   the watcher's pipe writes the go byte. The child then takes `/dev/null` as
+ *   through `/proc/<spawner pid>/fd/` and says `opened` (the spawner then closes
+ *   its own end of that stdin), arms the group, and only once `arm` is in the
+ *   watcher's pipe writes the go byte. The child then takes `/dev/null` as
  *   stdin, closes every other descriptor, exports exactly the given environment
  *   and `exec`s `/bin/bash --noprofile --norc -c <command>`: the process Mino
  *   armed is the command's bash. When it ends, the spawner reports how (its job
  *   line: `Exit 3`, `Done`, or the signal, then `exit <status>`).
  *
  * So a command cannot execute one instruction before the watcher holds its
- * deadline: Mino gone before the go byte, the watcher kills the spawner, the
- * child reads end of file and exits without running anything; after it, the
- * watcher already holds the deadline.
+ * deadline: Mino gone before the go byte, no one holds the child's stdin any
+ * more, and it reads end of file and exits without running anything (the spawner,
+ * at end of file too, reaps it and ends); after it, the watcher already holds the
+ * deadline. The spawner reaps every command itself, so none is left a zombie for
+ * init to collect.
  *
  * The command's parent is the spawner, not Mino (`$PPID`). A command that kills
  * it, or the watcher (it runs with the same uid), is killed by Mino at once (its
@@ -64,7 +67,7 @@ gate() {
   for fd in /proc/self/fd/*; do fd=\${fd##*/}; (( fd > 2 )) && exec {fd}>&-; done
   # The gate's own variables go: a name in the environment is then exported as given, and cannot change what runs.
   set -- "\${env[@]}" "$cmd"
-  unset -v env head cmd cwd entry i go fd C C_PID
+  unset -v env head cmd cwd entry i go fd opened C C_PID
   while (( $# > 1 )); do export -- "$1" || exit 125; shift; done
   exec /bin/bash --noprofile --norc -c "$1"
 }
@@ -86,6 +89,11 @@ spawner() {
     set +m
     cd /
     printf 'started %s %s %s %s\\n' "$C_PID" "$BASHPID" "\${C[0]}" "\${C[1]}"
+    # Once Mino has opened the child's pipes (or is gone), the spawner's end of its
+    # stdin goes: the child then reads end of file as soon as Mino's end is closed.
+    IFS= read -r opened
+    fd=\${C[1]}
+    exec {fd}>&-
     wait "$C_PID"
     printf 'exit %s\\n' "$?"
   done
@@ -117,7 +125,10 @@ while :; do
   (( status > 128 )) && continue
   if (( status != 0 )); then
     for g in "\${!due[@]}"; do kill -KILL -- "-$g" 2>/dev/null; done
-    kill -KILL 0
+    # The spawner ends by itself once its child is gone (killed, or at end of file
+    # before the go byte): it reaps it first, so no command is left a zombie.
+    wait
+    exit 0
   fi
   [[ $g =~ ^[1-9][0-9]*$ ]] || continue
   case $verb in
@@ -358,7 +369,10 @@ class Helper {
   private started(current: Current, pgid: number, spawner: number, outputFd: number, gateFd: number): void {
     current.pgid = pgid
     current.live = true
-    if (current.killed) return killGroup(pgid)
+    if (current.killed) {
+      killGroup(pgid)
+      return void this.requests?.write("opened\n")
+    }
     let output: number | undefined
     let gate: number | undefined
     try {
@@ -368,8 +382,11 @@ class Helper {
       closeQuietly(output)
       current.killed = true
       killGroup(pgid)
+      this.requests?.write("opened\n")
       return this.fail(current, `its output could not be opened through /proc (${error instanceof Error ? error.message : String(error)})`)
     }
+    // The spawner lets go of the child's stdin: from now on only Mino holds it.
+    this.requests?.write("opened\n")
     const opened = { output, gate }
     current.armed = true
     this.control(`arm ${pgid} ${Math.ceil(current.options.timeoutMs)}\n`, (armed) => {

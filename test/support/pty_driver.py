@@ -14,7 +14,8 @@ Usage: python3 pty_driver.py '<json spec>'   spec = {"argv": [...], "env": {...}
   `exit <code> <signal>` when it has ended (`-` for the one that does not apply).
 - SIGUSR1 asks for the terminal's modes: `termios <echo> <icanon> <isig>` (each
   0 or 1), read from the pty at that moment.
-- Commands, one JSON object a line, on fd 3 (when it is open), each answered by
+- Commands, one JSON object a line, on fd 3 (when the caller passed a pipe or
+  socket there), each answered by
   `ack <id>` on stderr once done:
   `{"id": n, "type": "<base64>"}` types those bytes; the ack says they are in the
   terminal's input queue (the write returned).
@@ -32,21 +33,37 @@ import os
 import pty
 import select
 import signal
+import stat
 import struct
 import sys
 import termios
 import time
 
 
+def command_channel():
+    """fd 3 when the caller passed a pipe or socket there, else None."""
+    try:
+        mode = os.fstat(3).st_mode
+    except OSError:
+        return None
+    return 3 if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) else None
+
+
 def main() -> None:
     spec = json.loads(sys.argv[1])
     # By default a wide screen, so nothing the program sizes to the terminal wraps.
     size = struct.pack("HHHH", spec.get("rows", 50), spec.get("columns", 200), 0, 0)
+    # Looked for before the fork: after it, with no fd 3 inherited, the terminal's
+    # own descriptor may be the lowest free one, 3, and would be taken for the channel.
+    commands = command_channel()
     pid, master = pty.fork()
     if pid == 0:
         try:
             # Set in the child before exec, so the program's first look at its size sees it.
             fcntl.ioctl(0, termios.TIOCSWINSZ, size)
+            # The command channel is the driver's, not the program's.
+            if commands is not None:
+                os.close(commands)
             os.chdir(spec["cwd"])
             os.execve(spec["argv"][0], spec["argv"], spec["env"])
         except BaseException as error:  # noqa: BLE001 - report anything, then die
@@ -67,11 +84,6 @@ def main() -> None:
 
     stdin = sys.stdin.fileno()
     stdout = sys.stdout.fileno()
-    try:
-        os.fstat(3)
-        commands = 3
-    except OSError:
-        commands = None
     inputs = [master, stdin] + ([commands] if commands is not None else [])
     master_open = True
     # Bytes typed and not yet taken by the terminal, with the acks due once they are.

@@ -1,185 +1,264 @@
 /**
- * The command line: one declarative table of options, read with Node's own
- * `util.parseArgs`, and the rules it cannot express (which options a command
- * takes, a value that is missing) checked over its tokens. Every mistake is one
- * line naming the flag; nothing here touches the disk or the network.
+ * The command line, read against the commands declared in `Commands.ts`: first
+ * strictly, token by token, then by @effect/cli's parser (`Descriptor.parse`),
+ * whose directive — a command, or its help, version or completions — becomes an
+ * `Invocation`. Every mistake is one line naming the flag; nothing here touches
+ * the disk or the network.
  *
- * Why not @effect/cli: it cost about 100 KB of the start-up bundle, its help
- * could not carry the sections a person needs (environment, files, exit codes),
- * and it always accepted its own `--wizard`, `--completions` and `--log-level`.
+ * Why the strict first reading: @effect/cli gives each word it does not know to
+ * a free-text argument, so `mino --modle x` would ask the model "--modle x" and
+ * `mino --model` would ask "--model"; and it takes a subcommand's name wherever
+ * it appears, so `mino show the log` would run `mino log`. So Mino reads the
+ * tokens first (Node's `util.parseArgs`, with the names and values the commands
+ * declare), refuses what no command takes with one line, picks the command by
+ * the first word, and gives @effect/cli a command line it cannot misread:
+ * `[command, --name [value]..., --, word...]`. Not `Command.run`: it would print
+ * @effect/cli's own help and accept its `--wizard` and `--log-level`.
  */
 import { parseArgs } from "node:util"
+import type * as BuiltInOptions from "@effect/cli/BuiltInOptions"
+import * as CliConfig from "@effect/cli/CliConfig"
+import * as Descriptor from "@effect/cli/CommandDescriptor"
+import type * as HelpDoc from "@effect/cli/HelpDoc"
+import type * as Span from "@effect/cli/HelpDoc/Span"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
+import * as Terminal from "@effect/platform/Terminal"
 import * as Data from "effect/Data"
-import * as Either from "effect/Either"
-import { DEFAULT_MODEL } from "../defaults.js"
-import type * as Conversations from "../session/Conversations.js"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Escape from "../security/Escape.js"
-
-export type CommandName = "chat" | "log" | "sessions"
-
-export interface OptionSpec {
-  /** The long name, `--name`. */
-  readonly name: string
-  readonly short?: string
-  /** What the value is called in the help, for an option that takes one. */
-  readonly value?: string
-  /** A sample value, for the line that says one is missing. */
-  readonly example?: string
-  /** The commands it belongs to. */
-  readonly commands: ReadonlyArray<CommandName>
-  readonly description: string
-}
-
-export const OPTIONS: ReadonlyArray<OptionSpec> = [
-  {
-    name: "model",
-    short: "m",
-    value: "NAME",
-    example: DEFAULT_MODEL,
-    commands: ["chat"],
-    description: `the model to ask (default: $MINO_MODEL, else ${DEFAULT_MODEL})`
-  },
-  {
-    name: "demo",
-    commands: ["chat", "log", "sessions"],
-    description: "use a scripted demo model on loopback: no key, no network (with log, sessions: its conversations)"
-  },
-  {
-    name: "new",
-    commands: ["chat"],
-    description: "start a new conversation; the current one's file stays, to continue later"
-  },
-  {
-    name: "continue",
-    value: "ID",
-    example: "20261203-074000-0123abcd",
-    commands: ["chat"],
-    description: "continue conversation ID instead of this directory's newest (ids: `mino sessions`)"
-  },
-  { name: "json", commands: ["log"], description: "print the raw records, one JSON object a line" },
-  { name: "unknown", commands: ["log"], description: "list only the tool calls whose outcome is unknown (what a crash may have run)" },
-  { name: "help", short: "h", commands: ["chat", "log", "sessions"], description: "show this help and exit" },
-  { name: "version", short: "V", commands: ["chat", "log", "sessions"], description: "print the version and exit" }
-]
+import * as Commands from "./Commands.js"
 
 export type Invocation =
   | { readonly _tag: "Help" }
   | { readonly _tag: "Version" }
-  | {
-    readonly _tag: "Chat"
-    /** From `-m/--model`; the caller falls back to `MINO_MODEL`, then the default. */
-    readonly model: string | undefined
-    readonly demo: boolean
-    /** Which conversation: the newest (the default), a new one, or one by id. */
-    readonly conversation: Conversations.Which
-    /** The words after the options, joined by spaces: the first question. */
-    readonly question: string | undefined
-  }
-  | {
-    readonly _tag: "Log"
-    /** The conversation to show: by id, else the newest started in this directory (of the demo's, with `--demo`). */
-    readonly id: string | undefined
-    readonly demo: boolean
-    readonly json: boolean
-    readonly unknownOnly: boolean
-  }
-  | { readonly _tag: "Sessions"; readonly demo: boolean }
+  | { readonly _tag: "Completions"; readonly shell: Commands.Shell }
+  | Commands.Chat
+  | Commands.Log
 
 /** A command line Mino cannot run: `message` is one line for stderr; the exit code is 2. */
 export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
 
 const HINT = "`mino --help` lists the options"
 
+type Command = readonly [name: string, descriptor: Descriptor.Command<Commands.Chat | Commands.Log>]
+
+/** The chat: any command line whose first word names no other command. */
+const CHAT: Command = ["mino", Commands.chat]
+
+/** Every command by its name. */
+const COMMANDS: ReadonlyArray<Command> = [CHAT, ...Commands.SUBCOMMANDS]
+
+/** An option as the strict reading knows it: its flag, and the commands that take it (none: one of @effect/cli's own). */
+interface Known {
+  readonly flag: Commands.Flag
+  readonly commands: ReadonlyArray<string>
+}
+
+const KNOWN: ReadonlyArray<Known> = [
+  ...Commands.BUILT_INS.map((flag) => ({ flag, commands: [] })),
+  ...Commands.FLAGS.map((flag) => ({
+    flag,
+    commands: COMMANDS.filter(([, descriptor]) => Commands.declaredNames(descriptor).has(`--${flag.name}`)).map(([name]) => name)
+  }))
+]
+
+interface Given {
+  readonly known: Known
+  /** As typed: `-m`, `--model`. */
+  readonly typed: string
+  readonly value: string | undefined
+}
+
 /** Reads `args` (without `node` and the script). */
-export const parse = (args: ReadonlyArray<string>): Either.Either<Invocation, UsageError> => {
-  const config = Object.fromEntries(OPTIONS.map((spec) => [
-    spec.name,
-    { type: spec.value === undefined ? "boolean" as const : "string" as const, ...(spec.short === undefined ? {} : { short: spec.short }) }
+export const parse = (args: ReadonlyArray<string>): Effect.Effect<Invocation, UsageError> =>
+  Effect.suspend(() => {
+    const read = readTokens(args)
+    if (read instanceof UsageError) return Effect.fail(read)
+    const { given, words } = read
+
+    // `mino log` is the log; `mino -- log` and `mino show the log` ask. `mino help`
+    // alone is `mino --help` (`mino help me fix the build` is a question).
+    const first = words[0]
+    const named = first === undefined || first.afterTerminator ? undefined : COMMANDS.find(([name]) => name !== CHAT[0] && name === first.text)
+    const [command, descriptor] = named ?? CHAT
+    const rest = (named === undefined ? words : words.slice(1)).map((word) => word.text)
+    const helpWord = words.length === 1 && first?.text === "help" && !first.afterTerminator
+
+    // @effect/cli's own options, whatever else is given, in this order of precedence.
+    const completions = given.get(Commands.COMPLETIONS.name)?.value
+    const builtIn = helpWord || given.has(Commands.HELP.name)
+      ? ["--help"]
+      : given.has(Commands.VERSION.name)
+      ? ["--version"]
+      : completions !== undefined
+      ? ["--completions", completions]
+      : undefined
+    if (builtIn === undefined) {
+      for (const { known, typed } of given.values()) {
+        if (known.commands.includes(command)) continue
+        return fail(
+          command === CHAT[0]
+            ? `${shown(typed)} applies only to ${known.commands.map((name) => `\`mino ${name}\``).join(" and ")}.`
+            : `${shown(typed)} does not apply to \`mino ${command}\`; ${HINT}.`
+        )
+      }
+    }
+    const line = builtIn !== undefined ? [command, ...builtIn] : [
+      command,
+      // A value as an argument of its own: @effect/cli trims `--name=value` and reads no newline in it.
+      ...[...given.values()].flatMap(({ known, value }) => value === undefined ? [`--${known.flag.name}`] : [`--${known.flag.name}`, value]),
+      "--",
+      ...rest
+    ]
+    return Descriptor.parse(descriptor, line, CONFIG).pipe(
+      Effect.mapError((error) => new UsageError({ message: `mino: ${plain(error.error)}` })),
+      Effect.flatMap((directive): Effect.Effect<Invocation, UsageError> => {
+        if (directive._tag === "BuiltIn") return builtInInvocation(directive.option)
+        // @effect/cli read the built-in as a word: the only one with a value, it is not a shell it knows.
+        if (builtIn !== undefined) return fail(`--completions takes bash, zsh or fish, not ${quoted(completions ?? "")}.`)
+        const [extra] = directive.leftover
+        if (extra !== undefined) return fail(`${quoted(extra)} is one argument too many for \`mino ${command}\`; ${HINT}.`)
+        return Effect.succeed(directive.value)
+      }),
+      Effect.provide(NOT_USED)
+    )
+  })
+
+const CONFIG = CliConfig.make({ isCaseSensitive: true, autoCorrectLimit: 0 })
+
+const builtInInvocation = (option: BuiltInOptions.BuiltInOptions): Effect.Effect<Invocation, UsageError> => {
+  switch (option._tag) {
+    case "ShowHelp":
+      return Effect.succeed({ _tag: "Help" })
+    case "ShowVersion":
+      return Effect.succeed({ _tag: "Version" })
+    case "ShowCompletions":
+      return Effect.succeed({ _tag: "Completions", shell: option.shellType })
+    // Never reached: the strict reading does not know them.
+    case "ShowWizard":
+      return fail(`unknown option --wizard; ${HINT}.`)
+    case "SetLogLevel":
+      return fail(`unknown option --log-level; ${HINT}.`)
+  }
+}
+
+const unused = Effect.dieMessage("Mino's commands declare no option that reads a file or the terminal")
+
+/**
+ * What @effect/cli's parser may ask for: a file system and paths (for options
+ * that name files) and a terminal (for its wizard). Mino's commands declare
+ * neither, so none of these is used.
+ */
+const NOT_USED = Layer.mergeAll(
+  FileSystem.layerNoop({}),
+  Path.layer,
+  Layer.succeed(Terminal.Terminal, {
+    columns: unused,
+    rows: unused,
+    isTTY: unused,
+    readInput: unused,
+    readLine: unused,
+    display: () => unused
+  })
+)
+
+/** @effect/cli's message as one line of text. */
+const plain = (doc: HelpDoc.HelpDoc): string => {
+  switch (doc._tag) {
+    case "Empty":
+      return ""
+    case "Header":
+    case "Paragraph":
+      return spanText(doc.value)
+    case "Sequence":
+      return `${plain(doc.left)} ${plain(doc.right)}`.trim()
+    case "Enumeration":
+      return doc.elements.map(plain).join("; ")
+    case "DescriptionList":
+      return doc.definitions.map(([term, description]) => `${spanText(term)}: ${plain(description)}`).join("; ")
+  }
+}
+
+const spanText = (span: Span.Span): string => {
+  switch (span._tag) {
+    case "Text":
+    case "URI":
+      return span.value
+    case "Sequence":
+      return spanText(span.left) + spanText(span.right)
+    case "Highlight":
+    case "Strong":
+    case "Weak":
+      return spanText(span.value)
+  }
+}
+
+interface Word {
+  readonly text: string
+  /** After `--`: a word of the question, never a command's name. */
+  readonly afterTerminator: boolean
+}
+
+/** The options given (the last of each counts) and the words, or the first mistake. */
+const readTokens = (args: ReadonlyArray<string>): { readonly given: ReadonlyMap<string, Given>; readonly words: ReadonlyArray<Word> } | UsageError => {
+  const config = Object.fromEntries(KNOWN.map(({ flag }) => [
+    flag.name,
+    { type: flag.value === undefined ? "boolean" as const : "string" as const, ...(flag.alias === undefined ? {} : { short: flag.alias }) }
   ]))
   // Not strict: unknown options and missing values come back as tokens, so each gets its own line.
   const { tokens } = parseArgs({ args: [...args], options: config, strict: false, allowPositionals: true, tokens: true })
-
-  const given = new Map<string, { readonly flag: string; readonly value: string | undefined }>()
-  const positionals: Array<{ readonly text: string; readonly afterTerminator: boolean }> = []
+  const given = new Map<string, Given>()
+  const words: Array<Word> = []
   let terminated = false
   for (const token of tokens) {
     if (token.kind === "option-terminator") {
       terminated = true
     } else if (token.kind === "positional") {
-      positionals.push({ text: token.value, afterTerminator: terminated })
+      words.push({ text: token.value, afterTerminator: terminated })
     } else {
-      const spec = OPTIONS.find((option) => option.name === token.name)
-      if (spec === undefined) return fail(`unknown option ${token.rawName}${suggestion(token.rawName)}; ${HINT}.`)
-      const flag = token.rawName
+      const typed = token.rawName
+      const known = KNOWN.find(({ flag }) => flag.name === token.name)
+      if (known === undefined) return usage(`unknown option ${shown(typed)}${suggestion(typed)}; ${HINT}.`)
+      const { flag } = known
       // `-m=NAME` reads as `--model=NAME` does.
-      const value = token.inlineValue && !flag.startsWith("--") ? token.value?.replace(/^=/, "") : token.value
-      if (spec.value !== undefined) {
-        // `--model --demo` would otherwise take `--demo` as the model's name.
-        const missing = value === undefined || value.length === 0 || (!token.inlineValue && value.startsWith("-"))
-        if (missing) return fail(`${flag} needs a value (${spec.value}), as in \`mino ${flag} ${spec.example ?? spec.value}\`.`)
+      const value = token.inlineValue && !typed.startsWith("--") ? token.value?.replace(/^=/, "") : token.value
+      if (flag.value !== undefined) {
+        // `--model --demo` would otherwise take `--demo` as the model's name; and `--model=--`
+        // is `--model --`: @effect/cli, like Node, ends the options at any `--`.
+        if (value === undefined || value.length === 0 || value === "--" || (!token.inlineValue && value.startsWith("-"))) {
+          return usage(`${typed} needs a value (${flag.value}), as in \`mino ${typed} ${flag.example ?? flag.value}\`.`)
+        }
       } else if (value !== undefined) {
-        return fail(`${flag} takes no value.`)
+        return usage(`${typed} takes no value.`)
       }
-      given.set(spec.name, { flag, value })
+      given.set(flag.name, { known, typed, value })
     }
   }
-
-  // `mino log` is the log; `mino -- log` asks the question "log". `mino help` alone is `mino --help`
-  // (`mino help me fix the build` is a question).
-  const word = positionals[0]?.afterTerminator === false ? positionals[0].text : undefined
-  const command: CommandName = word === "log" || word === "sessions" ? word : "chat"
-  const helpWord = positionals.length === 1 && positionals[0]?.text === "help" && !positionals[0].afterTerminator
-  if (given.has("help") || helpWord) return Either.right({ _tag: "Help" })
-  if (given.has("version")) return Either.right({ _tag: "Version" })
-  for (const [name, { flag }] of given) {
-    if (!OPTIONS.some((spec) => spec.name === name && spec.commands.includes(command))) {
-      return fail(command !== "chat" ? `${flag} does not apply to \`mino ${command}\`; ${HINT}.` : `${flag} applies only to \`mino log\`.`)
-    }
-  }
-  if (command === "log") {
-    if (positionals.length > 2) return fail(`\`mino log\` takes at most one conversation id; ${HINT}.`)
-    if (given.has("json") && given.has("unknown")) return fail("--json and --unknown cannot be combined.")
-    return Either.right({
-      _tag: "Log",
-      id: positionals[1]?.text,
-      demo: given.has("demo"),
-      json: given.has("json"),
-      unknownOnly: given.has("unknown")
-    })
-  }
-  if (command === "sessions") {
-    if (positionals.length > 1) return fail(`\`mino sessions\` takes no arguments; ${HINT}.`)
-    return Either.right({ _tag: "Sessions", demo: given.has("demo") })
-  }
-  const continued = given.get("continue")?.value
-  if (given.has("new") && continued !== undefined) return fail("--new and --continue cannot be combined: choose one conversation.")
-  if (continued !== undefined && !CONVERSATION_ID.test(continued)) {
-    return fail(`--continue takes a conversation id such as 20261203-074000-0123abcd (the file name in ~/.mino/sessions without .jsonl), not ${Escape.jsonString(continued)}.`)
-  }
-  const conversation: Conversations.Which = given.has("new") ? "new" : continued !== undefined ? { id: continued } : "newest"
-  const question = positionals.map((word) => word.text).join(" ")
-  return Either.right({
-    _tag: "Chat",
-    model: given.get("model")?.value,
-    demo: given.has("demo"),
-    conversation,
-    question: question.trim().length > 0 ? question : undefined
-  })
+  return { given, words }
 }
 
-/** A conversation's id: the time it started, then random hex (its file is `<id>.jsonl`). */
-export const CONVERSATION_ID = /^\d{8}-\d{6}-[0-9a-f]{8}$/
+const usage = (message: string) => new UsageError({ message: `mino: ${message}` })
 
-const fail = (message: string) => Either.left(new UsageError({ message: `mino: ${message}` }))
+const fail = (message: string) => Effect.fail(usage(message))
+
+const cut = (text: string): string => text.length > 80 ? `${text.slice(0, 80)}…` : text
+
+/** A flag as typed, in a message: escaped, and cut short if long. */
+const shown = (text: string): string => Escape.forValue(cut(text))
+
+/** A value from the command line, in a message: quoted, escaped, and cut short if long. */
+const quoted = (text: string): string => Escape.jsonString(cut(text))
 
 /** A near miss: `-v` for `-V`, `--modle` for `--model`. */
-const suggestion = (raw: string): string => {
-  const name = raw.replace(/^-+/, "")
-  const near = OPTIONS.find((spec) =>
-    (raw.length === 2 && spec.short !== undefined && spec.short.toLowerCase() === name.toLowerCase()) ||
-    (raw.startsWith("--") && distance(spec.name, name.toLowerCase()) <= 2)
+const suggestion = (typed: string): string => {
+  const name = typed.replace(/^-+/, "").toLowerCase()
+  const near = KNOWN.find(({ flag }) =>
+    typed.length === 2 ? flag.alias?.toLowerCase() === name : typed.startsWith("--") && distance(flag.name, name.slice(0, 40)) <= 2
   )
-  return near === undefined ? "" : ` (did you mean ${near.short !== undefined && raw.length === 2 ? `-${near.short}` : `--${near.name}`}?)`
+  if (near === undefined) return ""
+  return ` (did you mean ${typed.length === 2 && near.flag.alias !== undefined ? `-${near.flag.alias}` : `--${near.flag.name}`}?)`
 }
 
 /** Edit distance, for suggestions. */

@@ -1,18 +1,26 @@
 /**
  * `mino --help`: what Mino does, how to call it, and everything around it a
- * person needs (environment, files, exit codes), as plain text that reads the
- * same on a terminal, in a pipe and with `NO_COLOR`.
+ * person needs (environment, files, exit codes, completions), as plain text that
+ * reads the same on a terminal, in a pipe, with `NO_COLOR` and with `TERM=dumb`.
+ * The options are those the commands declare (`Commands.ts`), in Mino's words.
  */
-import { OPTIONS, type OptionSpec } from "./Arguments.js"
+import type * as Descriptor from "@effect/cli/CommandDescriptor"
 import { VERSION } from "../version.js"
+import * as Commands from "./Commands.js"
 
 const column = (rows: ReadonlyArray<readonly [string, string]>): string => {
   const width = Math.max(...rows.map(([left]) => left.length)) + 2
   return rows.map(([left, right]) => `  ${left.padEnd(width)}${right}`).join("\n")
 }
 
-const flags = (spec: OptionSpec): string =>
-  `${spec.short === undefined ? "    " : `-${spec.short}, `}--${spec.name}${spec.value === undefined ? "" : ` ${spec.value}`}`
+const flags = (flag: Commands.Flag): string =>
+  `${flag.alias === undefined ? "    " : `-${flag.alias}, `}--${flag.name}${flag.value === undefined ? "" : ` ${flag.value}`}`
+
+/** The options `command` takes, leaving out those `shown` already. */
+const options = <A>(command: Descriptor.Command<A>, shown: ReadonlyArray<Commands.Flag> = []) =>
+  Commands.FLAGS.filter((flag) => Commands.declaredNames(command).has(`--${flag.name}`) && !shown.includes(flag))
+
+const rows = (list: ReadonlyArray<Commands.Flag>) => column(list.map((flag) => [flags(flag), flag.description]))
 
 export const text = (): string =>
   `Mino ${VERSION}: a terminal coding agent.
@@ -30,18 +38,19 @@ ${
   }
 
 Options:
-${column(OPTIONS.filter((spec) => spec.commands.includes("chat")).map((spec) => [flags(spec), spec.description]))}
+${rows([...options(Commands.chat), ...Commands.BUILT_INS])}
 
 Options of mino log:
-${column(OPTIONS.filter((spec) => !spec.commands.includes("chat")).map((spec) => [flags(spec), spec.description]))}
+${rows(options(Commands.log, options(Commands.chat)))}
 
 Environment:
 ${
     column([
-      ["OPENAI_API_KEY", "your API key (required, except with --demo); never given to commands"],
+      ["OPENAI_API_KEY", "your API key: required except with --demo (any value for a local server that needs none); never given to commands"],
       ["OPENAI_BASE_URL", "a Responses-compatible endpoint (default: https://api.openai.com/v1)"],
       ["MINO_MODEL", "the model when --model is not given"],
-      ["NO_COLOR", "when set to anything, no colour (the spinner still turns)"],
+      ["NO_COLOR", "when set (not empty), no colour (the spinner still turns)"],
+      ["TERM", "when dumb, plain text: no colour, no styles, no cursor movement (as in a pipe)"],
       ["HOME", "where ~/.mino is (an absolute path); with PATH, USER, LOGNAME, LANG and TMPDIR, passed on to commands"],
       ["XDG_CACHE_HOME", "where the start-up code cache goes (absolute; default ~/.cache); NODE_DISABLE_COMPILE_CACHE=1: none"]
     ])
@@ -74,6 +83,15 @@ ${
       ["mino --new -m gpt-5.1-mini", "a new conversation, with another model"],
       ["mino --demo", "try it without a key: a scripted model on loopback"],
       ["mino log --unknown", "after a crash: which commands may have run"]
+    ])
+  }
+
+Completions (Tab completes mino's options and commands once the script is installed):
+${
+    column([
+      ["bash", "mino --completions bash > ~/.local/share/bash-completion/completions/mino"],
+      ["zsh", "mino --completions zsh > ~/.zfunc/_mino   (with fpath+=(~/.zfunc) before compinit)"],
+      ["fish", "mino --completions fish > ~/.config/fish/completions/mino.fish"]
     ])
   }
 `

@@ -6,6 +6,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import { execFile } from "node:child_process"
 import * as Effect from "effect/Effect"
 import * as ChatCommands from "../../src/cli/ChatCommands.js"
 import * as ResponsesServer from "../../src/model/ResponsesServer.js"
@@ -26,6 +27,14 @@ import {
   sessionRecords,
   start
 } from "../support/MinoProcess.js"
+
+/** A program's standard output, for a helper that must succeed. */
+const runProcess = (file: string, args: ReadonlyArray<string>) =>
+  Effect.async<string>((resume) => {
+    execFile(file, [...args], { timeout: 15_000 }, (error, stdout, stderr) => {
+      resume(error === null ? Effect.succeed(stdout) : Effect.die(new Error(`${file} failed: ${stderr}`)))
+    })
+  })
 
 const userMessage = (text: string) => ({ type: "message", role: "user", content: [{ type: "input_text", text }] })
 
@@ -87,16 +96,95 @@ describe("mino's command line", () => {
       expect(help).toMatch(/^ {6}--unknown +list only the tool calls whose outcome is unknown/m)
       expect(help).toMatch(/^ {2}-h, --help +show this help/m)
       expect(help).toMatch(/^ {2}-V, --version +print the version/m)
-      for (const name of ["OPENAI_API_KEY", "OPENAI_BASE_URL", "MINO_MODEL", "NO_COLOR", "~/.mino/sessions/"]) expect(help).toContain(name)
+      expect(help).toMatch(/^ {6}--completions SHELL +print a completion script/m)
+      for (const name of ["OPENAI_API_KEY", "OPENAI_BASE_URL", "MINO_MODEL", "NO_COLOR", "TERM", "~/.mino/sessions/"]) expect(help).toContain(name)
+      expect(help).toMatch(/^ {2}OPENAI_API_KEY .*any value for a local server that needs none/m)
       for (const code of ["0", "1", "2", "130", "128+N"]) expect(help).toMatch(new RegExp(`^ {2}${code.replace("+", "\\+")} +\\S`, "m"))
       expect(help).toContain("mino \"why is the build failing?\"")
-      // Nothing of @effect/cli's generic text or built-in options.
-      for (const internal of ["--wizard", "--completions", "--log-level", "A user-defined piece of text", "This setting is optional"]) {
+      for (const shell of ["bash", "zsh", "fish"]) expect(help).toMatch(new RegExp(`^ {2}${shell} +mino --completions ${shell} > `, "m"))
+      // Nothing of @effect/cli's generic text, nor the built-ins Mino refuses.
+      for (const internal of ["--wizard", "--log-level", "A user-defined piece of text", "This setting is optional", "USAGE"]) {
         expect(help).not.toContain(internal)
       }
       expect(help).not.toContain("\u001b[")
       const short = yield* runPlain(["-h"], environment(box, "http://127.0.0.1:9/v1"), box.cwd)
       expect(short.stdout).toBe(help)
+      // The same plain text under NO_COLOR and TERM=dumb, and with questions piped in (none is read).
+      for (const extra of [{ NO_COLOR: "1" }, { TERM: "dumb" }]) {
+        expect((yield* runPlain(["--help"], environment(box, "http://127.0.0.1:9/v1", extra), box.cwd)).stdout).toBe(help)
+      }
+      const piped = yield* runPlain(["--help"], environment(box, "http://127.0.0.1:9/v1"), box.cwd, "hello\n")
+      expect(piped).toEqual({ code: 0, stdout: help, stderr: "" })
+      expect(fs.existsSync(path.join(box.home, ".mino"))).toBe(false)
+    }))
+
+  it.scopedLive("in a terminal, the help is the same plain text", () =>
+    Effect.gen(function*() {
+      const box = yield* sandbox
+      const env = environment(box, "http://127.0.0.1:9/v1")
+      const plain = (yield* runPlain(["--help"], env, box.cwd)).stdout
+      const mino = yield* Pty.spawn({ argv: [process.execPath, BIN, "--help"], env, cwd: box.cwd, columns: 200, rows: 50 })
+      yield* exitsWith(mino, { code: 0, signal: null })
+      expect((yield* mino.rawOutput).toString("utf8").replace(/\r\n/g, "\n")).toBe(plain)
+    }))
+
+  it.scopedLive("--completions SHELL prints @effect/cli's script for bash, zsh and fish; bash completes mino's options with it", () =>
+    Effect.gen(function*() {
+      const box = yield* sandbox
+      const env = environment(box, "http://127.0.0.1:9/v1")
+      for (const shell of ["bash", "zsh", "fish"]) {
+        const run = yield* runPlain(["--completions", shell], env, box.cwd)
+        expect(run).toMatchObject({ code: 0, stderr: "" })
+        // fish names a long option `-l model`; bash and zsh write `--model`.
+        for (const name of ["model", "continue", "unknown"]) expect(run.stdout).toMatch(new RegExp(`(--|-l )${name}\\b`))
+        // Only what Mino takes: not @effect/cli's wizard or log level.
+        expect(run.stdout).not.toMatch(/wizard|log-level/)
+      }
+      const script = path.join(box.cwd, "mino.bash")
+      fs.writeFileSync(script, (yield* runPlain(["--completions", "bash"], env, box.cwd)).stdout)
+      // What Tab offers after `mino --` and after `mino log --`, as bash's completion machinery asks for it.
+      const complete = (words: ReadonlyArray<string>) =>
+        runProcess("/bin/bash", [
+          "--norc",
+          "-c",
+          `source ${JSON.stringify(script)}; COMP_WORDS=(${words.map((word) => JSON.stringify(word)).join(" ")}); COMP_CWORD=${
+            words.length - 1
+          }; _mino_bash_completions mino; printf '%s\\n' "\${COMPREPLY[@]}"`
+        ])
+      const top = (yield* complete(["mino", "--"])).split("\n")
+      expect(top).toEqual(expect.arrayContaining(["--model", "--demo", "--new", "--continue", "--help", "--version", "--completions"]))
+      expect(top).not.toEqual(expect.arrayContaining(["--wizard"]))
+      expect(top).not.toEqual(expect.arrayContaining(["--log-level"]))
+      const log = (yield* complete(["mino", "log", "--"])).split("\n")
+      expect(log).toEqual(expect.arrayContaining(["--json", "--unknown", "--demo"]))
+      expect(log).not.toEqual(expect.arrayContaining(["--model"]))
+      expect((yield* complete(["mino", "l"])).split("\n")).toContain("log")
+    }))
+
+  it.scopedLive("a hostile command line is refused with one escaped line and exit 2, and starts nothing", () =>
+    Effect.gen(function*() {
+      const box = yield* sandbox
+      const env = environment(box, "http://127.0.0.1:9/v1")
+      const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+        [["--\u001b]0;owned\u0007"], "mino: unknown option --\\e]0;owned\\x07; `mino --help` lists the options.\n"],
+        [["--continue", "../../../etc/passwd"], "not \"../../../etc/passwd\""],
+        [["--continue", "20261203-074000-0123abcd/../../x"], "--continue takes a conversation id"],
+        [["--completions", "\u001b[2J"], "mino: --completions takes bash, zsh or fish, not \"\\u001b[2J\"."],
+        [["log", "a", "b\u202e"], "mino: \"b\\u202e\" is one argument too many for `mino log`"],
+        [[`--${"x".repeat(100_000)}`], "mino: unknown option --xxxxxxxx"],
+        [["--wizard"], "mino: unknown option --wizard;"],
+        [["--log-level", "debug"], "mino: unknown option --log-level;"]
+      ]
+      for (const [args, said] of cases) {
+        const run = yield* runPlain(args, env, box.cwd, "y\n")
+        expect(run.code).toBe(2)
+        expect(run.stdout).toBe("")
+        expect(run.stderr).toContain(said)
+        expect(run.stderr.split("\n")).toHaveLength(2)
+        expect(run.stderr.length).toBeLessThan(300)
+        expect(run.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/)
+      }
+      expect(fs.existsSync(path.join(box.home, ".mino"))).toBe(false)
     }))
 
   it.scopedLive("-m chooses the model sent with the request", () =>

@@ -1,0 +1,42 @@
+/**
+ * The commands that print and end: the help, the version, a shell's completion
+ * script, and `mino log`. Each fails with a `Stop` for an exit code other than 0.
+ */
+import * as Effect from "effect/Effect"
+import * as MinoConfig from "../Config.js"
+import * as Escape from "../security/Escape.js"
+import { VERSION } from "../version.js"
+import { Stop } from "./Chat.js"
+import * as CodeCache from "./CodeCache.js"
+import * as Commands from "./Commands.js"
+import * as Help from "./Help.js"
+import * as Log from "./Log.js"
+
+/** Nothing to check: a start that prints this may keep its code cache. */
+const print = (text: string) =>
+  Effect.sync(() => {
+    CodeCache.configurationChecked()
+    process.stdout.write(text)
+  })
+
+export const help = Effect.suspend(() => print(Help.text()))
+
+export const version = print(`${VERSION}\n`)
+
+export const completions = (shell: Commands.Shell) => Effect.flatMap(Commands.completions(shell), print)
+
+export const log = (invocation: Commands.Log): Effect.Effect<void, Stop> =>
+  Effect.gen(function*() {
+    // `mino log | head`: a reader that stops early ends the log quietly.
+    process.stdout.on("error", () => process.exit(0))
+    // HOME as for a chat: unset, empty or relative is a configuration error, never guessed.
+    const home = yield* Effect.orDie(MinoConfig.home)
+    const { demo, id, json, unknownOnly } = invocation
+    const output = yield* Log.show({ home, id, demo, json, unknownOnly }).pipe(
+      Effect.catchAll((e) => Effect.succeed({ stdout: "", stderr: `mino: ${Escape.forLine(e.message)}.\n`, code: 2 }))
+    )
+    if (output.code === 0) CodeCache.configurationChecked()
+    process.stdout.write(output.stdout)
+    process.stderr.write(output.stderr)
+    if (output.code !== 0) return yield* new Stop({ code: output.code })
+  })

@@ -1,3 +1,6 @@
 #!/usr/bin/env node
 // The published entry point: the bundled CLI, built by `npm ci` (prepare → build).
-import "../dist/cli/main.js"
+// CommonJS (bin/package.json), like dist/cli: Node then sets up no ES module loader.
+/* global require */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+require("../dist/cli/main.js")

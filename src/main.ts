@@ -12,20 +12,24 @@ import * as Option from "effect/Option"
 import * as Arguments from "./cli/Arguments.js"
 import { chat, Stop } from "./cli/Chat.js"
 import * as CodeCache from "./cli/CodeCache.js"
-import * as Print from "./cli/Print.js"
+import type * as Print from "./cli/Print.js"
 import * as Escape from "./security/Escape.js"
 import { StopSignals } from "./StopSignals.js"
+
+/** The commands that print: loaded only for them, so a chat's start does not compile them. */
+const printing = <E>(command: (print: typeof Print) => Effect.Effect<void, E>) =>
+  Effect.flatMap(Effect.promise(() => import("./cli/Print.js")), command)
 
 const dispatch = (invocation: Arguments.Invocation) => {
   switch (invocation._tag) {
     case "Help":
-      return Print.help
+      return printing((print) => print.help)
     case "Version":
-      return Print.version
+      return printing((print) => print.version)
     case "Completions":
-      return Print.completions(invocation.shell)
+      return printing((print) => print.completions(invocation.shell))
     case "Log":
-      return Print.log(invocation)
+      return printing((print) => print.log(invocation))
     case "Chat":
       return Effect.provide(chat(invocation, CodeCache.configurationChecked), StopSignals.layerProcess)
   }

@@ -29,6 +29,7 @@ const dispatch = (invocation: Arguments.Invocation) => {
     case "Completions":
       return printing((print) => print.completions(invocation.shell))
     case "Log":
+    case "Sessions":
       return printing((print) => print.log(invocation))
     case "Chat":
       return Effect.provide(chat(invocation, CodeCache.configurationChecked), StopSignals.layerProcess)

@@ -36,13 +36,14 @@ export type Invocation =
   | { readonly _tag: "Completions"; readonly shell: Commands.Shell }
   | Commands.Chat
   | Commands.Log
+  | Commands.Sessions
 
 /** A command line Mino cannot run: `message` is one line for stderr; the exit code is 2. */
 export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
 
 const HINT = "`mino --help` lists the options"
 
-type Command = readonly [name: string, descriptor: Descriptor.Command<Commands.Chat | Commands.Log>]
+type Command = readonly [name: string, descriptor: Descriptor.Command<Commands.Chat | Commands.Log | Commands.Sessions>]
 
 /** The chat: any command line whose first word names no other command. */
 const CHAT: Command = ["mino", Commands.chat]

@@ -1,5 +1,5 @@
 /**
- * Mino's commands, declared with @effect/cli: `mino` (the chat) and `mino log`,
+ * Mino's commands, declared with @effect/cli: `mino` (the chat), `mino log` and `mino sessions`,
  * each with its typed options and arguments and the rules between them. What is
  * declared here is what `Arguments.ts` reads, what `Help.ts` lists and what the
  * shell completions offer. A new command is one more entry in `SUBCOMMANDS`.
@@ -41,14 +41,14 @@ export const MODEL = {
 } as const
 export const DEMO = {
   name: "demo",
-  description: "use a scripted demo model on loopback: no key, no network (with log: its conversation)"
+  description: "use a scripted demo model on loopback: no key, no network (with log, sessions: its conversations)"
 } as const
 export const NEW = { name: "new", description: "start a new conversation; the current one's file stays, to continue later" } as const
 export const CONTINUE = {
   name: "continue",
   value: "ID",
   example: "20261203-074000-0123abcd",
-  description: "continue conversation ID instead of the newest (ids: `ls ~/.mino/sessions`)"
+  description: "continue conversation ID instead of this directory's newest (ids: `mino sessions`)"
 } as const
 export const JSON_RECORDS = { name: "json", description: "print the raw records, one JSON object a line" } as const
 export const UNKNOWN = { name: "unknown", description: "list only the tool calls whose outcome is unknown (what a crash may have run)" } as const
@@ -105,7 +105,7 @@ export interface Chat {
 
 export interface Log {
   readonly _tag: "Log"
-  /** The conversation to show: by id, else the demo's with `--demo`, else the newest. */
+  /** The conversation to show: by id, else the newest started in this directory (of the demo's, with `--demo`). */
   readonly id: string | undefined
   readonly demo: boolean
   readonly json: boolean
@@ -127,9 +127,6 @@ export const chat: Descriptor.Command<Chat> = Descriptor.make(
   Descriptor.mapEffect(({ args, options }) => {
     const continued = Option.getOrUndefined(options.continued)
     if (options.fresh && continued !== undefined) return Effect.fail(refusal("--new and --continue cannot be combined: choose one conversation."))
-    if (options.demo && (options.fresh || continued !== undefined)) {
-      return Effect.fail(refusal(`${options.fresh ? "--new" : "--continue"} does not apply with --demo: the demo keeps one conversation of its own.`))
-    }
     const question = args.join(" ")
     return Effect.succeed<Chat>({
       _tag: "Chat",
@@ -145,7 +142,7 @@ export const chat: Descriptor.Command<Chat> = Descriptor.make(
 export const log: Descriptor.Command<Log> = Descriptor.make(
   "log",
   Options.all({ demo: switchOf(DEMO), json: switchOf(JSON_RECORDS), unknown: switchOf(UNKNOWN) }),
-  Args.optional(Args.withDescription(Args.text({ name: "ID" }), "the conversation (default: the newest)"))
+  Args.optional(Args.withDescription(Args.text({ name: "ID" }), "the conversation (default: the newest started in this directory)"))
 ).pipe(
   Descriptor.withDescription("show a conversation: turns, commands, approvals, results"),
   Descriptor.mapEffect(({ args, options }) =>
@@ -155,8 +152,20 @@ export const log: Descriptor.Command<Log> = Descriptor.make(
   )
 )
 
+export interface Sessions {
+  readonly _tag: "Sessions"
+  /** The demo's conversations instead of the real ones. */
+  readonly demo: boolean
+}
+
+/** `mino sessions`: every conversation, newest first. */
+export const sessions: Descriptor.Command<Sessions> = Descriptor.make("sessions", Options.all({ demo: switchOf(DEMO) })).pipe(
+  Descriptor.withDescription("list the conversations: id, directory, start, turns, last question"),
+  Descriptor.map(({ options }): Sessions => ({ _tag: "Sessions", demo: options.demo }))
+)
+
 /** The commands named by a first word; any other command line is a chat. */
-export const SUBCOMMANDS = [["log", log]] as const
+export const SUBCOMMANDS = [["log", log], ["sessions", sessions]] as const
 
 /** The whole command line, for the shell completions. */
 const mino = Descriptor.withSubcommands(chat, [...SUBCOMMANDS])

@@ -43,6 +43,8 @@ ${rows([...options(Commands.chat), ...Commands.BUILT_INS])}
 Options of mino log:
 ${rows(options(Commands.log, options(Commands.chat)))}
 
+Options of mino sessions: --demo (the demo's conversations).
+
 Environment:
 ${
     column([

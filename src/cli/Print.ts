@@ -1,16 +1,18 @@
 /**
  * The commands that print and end: the help, the version, a shell's completion
- * script, and `mino log`. Each fails with a `Stop` for an exit code other than 0.
+ * script, `mino log` and `mino sessions`. Each fails with a `Stop` for an exit code other than 0.
  */
 import * as Effect from "effect/Effect"
 import * as MinoConfig from "../Config.js"
 import * as Escape from "../security/Escape.js"
+import * as Conversations from "../session/Conversations.js"
 import { VERSION } from "../version.js"
 import { Stop } from "./Chat.js"
 import * as CodeCache from "./CodeCache.js"
 import * as Commands from "./Commands.js"
 import * as Help from "./Help.js"
 import * as Log from "./Log.js"
+import * as Sessions from "./Sessions.js"
 
 /** Nothing to check: a start that prints this may keep its code cache. */
 const print = (text: string) =>
@@ -25,14 +27,17 @@ export const version = print(`${VERSION}\n`)
 
 export const completions = (shell: Commands.Shell) => Effect.flatMap(Commands.completions(shell), print)
 
-export const log = (invocation: Commands.Log): Effect.Effect<void, Stop> =>
+/** `mino log` or `mino sessions`: what it reads is this directory's, unless it names a conversation. */
+export const log = (invocation: Commands.Log | Commands.Sessions): Effect.Effect<void, Stop> =>
   Effect.gen(function*() {
     // `mino log | head`: a reader that stops early ends the log quietly.
     process.stdout.on("error", () => process.exit(0))
     // HOME as for a chat: unset, empty or relative is a configuration error, never guessed.
     const home = yield* Effect.orDie(MinoConfig.home)
-    const { demo, id, json, unknownOnly } = invocation
-    const output = yield* Log.show({ home, id, demo, json, unknownOnly }).pipe(
+    const directory = Conversations.startupDirectory()
+    const output = yield* (invocation._tag === "Log"
+      ? Log.show({ ...invocation, home, directory })
+      : Sessions.show({ home, directory, demo: invocation.demo })).pipe(
       Effect.catchAll((e) => Effect.succeed({ stdout: "", stderr: `mino: ${Escape.forLine(e.message)}.\n`, code: 2 }))
     )
     if (output.code === 0) CodeCache.configurationChecked()

@@ -122,7 +122,7 @@ describe("the command line", () => {
     expect(parsed("sessions", "--demo")).toEqual({ _tag: "Sessions", demo: true })
     expect(parsed("--", "sessions")).toMatchObject({ _tag: "Chat", question: "sessions" })
     expect(refused("sessions", "--new")).toBe("mino: --new does not apply to `mino sessions`; `mino --help` lists the options.")
-    expect(refused("sessions", "all")).toContain("`mino sessions` takes no arguments")
+    expect(refused("sessions", "all")).toBe("mino: \"all\" is one argument too many for `mino sessions`; `mino --help` lists the options.")
   })
 
   it("--new starts a conversation, --continue ID picks one; not both; with --demo too", () => {
@@ -134,7 +134,8 @@ describe("the command line", () => {
       "mino: --continue takes a conversation id such as 20261203-074000-0123abcd (the file name in ~/.mino/sessions without .jsonl), not \"../../etc/passwd\"."
     )
     expect(refused("--new", "--continue", ID)).toBe("mino: --new and --continue cannot be combined: choose one conversation.")
-    expect(refused("--demo", "--new")).toContain("--new does not apply with --demo")
+    expect(parsed("--demo", "--new")).toMatchObject({ _tag: "Chat", demo: true, conversation: "new" })
+    expect(parsed("--demo", "--continue", ID)).toMatchObject({ _tag: "Chat", demo: true, conversation: { id: ID } })
   })
 
   it("hostile text in a flag or a value comes back escaped, on one line, cut short", () => {

@@ -15,7 +15,7 @@ import { Agent } from "../agent/Agent.js"
 import type { AgentEvent } from "../agent/AgentEvent.js"
 import * as Escape from "../security/Escape.js"
 import * as Markdown from "../terminal/Markdown.js"
-import type { StopSignalsShape } from "../StopSignals.js"
+import { fromSignal, type StopSignalsShape } from "../StopSignals.js"
 import * as ChatCommands from "./ChatCommands.js"
 import * as Fold from "./Fold.js"
 import * as Wrap from "./Wrap.js"
@@ -62,7 +62,11 @@ export const run = (options: GatewayOptions) =>
     const stopRequested = options.stops === undefined ? Effect.never : Effect.map(options.stops.requested, (stop) => stop.description)
     let inTurn = false
     let outputClosed = false
-    const cancel = Effect.raceFirst(stopRequested, Effect.as(terminal.outputClosed, "standard output was closed"))
+    // A terminal that hung up is the hangup SIGHUP reports, whichever of the two Mino hears first.
+    const cancel = Effect.raceFirst(
+      stopRequested,
+      Effect.map(terminal.outputClosed, (how) => how === "hangup" ? fromSignal("SIGHUP").description : "standard output was closed")
+    )
     const over = Effect.map(options.stops?.poll ?? Effect.succeedNone, (stop) => Option.isSome(stop) || outputClosed)
     const turn = (question: string) =>
       Effect.gen(function*() {

@@ -60,10 +60,17 @@ export interface TerminalShape {
   /** Wraps text in an SGR style when decorated. */
   readonly style: (style: Style, text: string) => string
   /** Completes when standard output has been closed by its reader (`mino | head`). */
-  readonly outputClosed: Effect.Effect<void>
+  /**
+   * Completes when standard output can no longer be written: `"hangup"` when it is
+   * a terminal that hung up (EIO: the terminal closed, as SIGHUP also says),
+   * `"closed"` when its reader went away (`mino | head`).
+   */
+  readonly outputClosed: Effect.Effect<OutputClosed>
   /** The screen's size now, when standard output is a terminal. */
   readonly screen: Effect.Effect<Option.Option<Screen>>
 }
+
+export type OutputClosed = "hangup" | "closed"
 
 export interface Screen {
   readonly columns: number
@@ -230,11 +237,12 @@ const make = (options: TerminalOptions) =>
     const { output } = options
 
     // Standard output closed by its reader: writes stop, and whoever waits on `outputClosed` ends the chat.
-    const closed = yield* Deferred.make<void>()
+    const closed = yield* Deferred.make<OutputClosed>()
     let outputOpen = true
-    const onOutputError = () => {
+    const onOutputError = (error: unknown) => {
       outputOpen = false
-      Deferred.unsafeDone(closed, Exit.void)
+      const hungUp = output instanceof tty.WriteStream && typeof error === "object" && error !== null && "code" in error && error.code === "EIO"
+      Deferred.unsafeDone(closed, Exit.succeed(hungUp ? "hangup" : "closed"))
     }
     // Kept for the life of the stream: an EPIPE reported after the chat ended must
     // not surface as an unhandled 'error' event with a stack trace.

@@ -17,7 +17,7 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
-import { Agent } from "./agent/Agent.js"
+import * as AgentLoop from "./agent/AgentLoop.js"
 import * as Instructions from "./agent/Instructions.js"
 import type { Approver } from "./approval/Approver.js"
 import * as MinoConfig from "./Config.js"
@@ -118,7 +118,7 @@ export const agentLayer = <Extra = never, RIn = never>(options: AgentOptions<Ext
   const agent = Layer.unwrapEffect(
     Effect.map(
       typeof instructions === "string" ? Effect.succeed(instructions) : instructions,
-      (text) => Agent.layer({ model: options.model ?? DEFAULT_MODEL, instructions: text })
+      (text) => AgentLoop.layer({ model: options.model ?? DEFAULT_MODEL, instructions: text })
     )
   )
   return agent.pipe(

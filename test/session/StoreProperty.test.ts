@@ -341,9 +341,10 @@ const check = (turns: ReadonlyArray<Turn>, crash: number, damages: ReadonlyArray
     expect(again.history).toBe(a.history)
     expect(again.notices.filter((n) => n === INTERRUPTED_NOTICE || n === INTERRUPTED_TEXT_NOTICE || n.startsWith("Set aside") || n.startsWith("The "))).toEqual([])
     expect(completedTurns(again.records)).toBe(completedTurns(a.records))
-    // One rule in memory and after a restart.
+    // One rule in memory and after a restart (where no line was set aside: a turn an unreadable
+    // line named is left out on evidence its readable records do not carry).
     const memory = yield* inMemory(a.records)
-    expect(memory.items).toEqual(a.items)
+    if (!a.notices.some((n) => n.startsWith("Set aside") || n.startsWith("The "))) expect(memory.items).toEqual(a.items)
     return { a, undamaged: damages.length === 0 }
   })
 

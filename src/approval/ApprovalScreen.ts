@@ -117,7 +117,7 @@ export const render = (display: ToolDisplay, options: RenderOptions = {}): strin
 
 /** Rows `text` takes on a terminal `columns` wide (each line wraps; an empty line takes one). */
 export const rowsOf = (text: string, columns: number): number =>
-  text.split("\n").reduce((rows, line) => rows + Math.max(1, Math.ceil(Width.width(line) / columns)), 0)
+  text.split("\n").reduce((rows, line) => rows + Width.rows(line, columns), 0)
 
 /**
  * For a command too long to be sure its start is still on the screen, the line

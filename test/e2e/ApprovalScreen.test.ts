@@ -15,6 +15,7 @@ import * as ResponsesServer from "../../src/model/ResponsesServer.js"
 import * as Escape from "../../src/security/Escape.js"
 import { SHORT_KEY_WARNING } from "../../src/security/Secrets.js"
 import * as Pty from "../support/Pty.js"
+import * as VirtualTerminal from "../support/VirtualTerminal.js"
 import { bashCall, BIN, environment, exitsWith, sandbox, scriptedServer, startReady } from "../support/MinoProcess.js"
 
 const PROMPT = "Approve this operation? [y/N] "
@@ -145,6 +146,27 @@ describe("the approval screen in a terminal", () => {
       yield* mino.waitFor("Assistant> Not run.")
       yield* mino.write("\x04")
       yield* exitsWith(mino, { code: 0, signal: null })
+    }), 60_000)
+
+  it.scopedLive("a command of emoji that terminals draw two columns wide keeps its start in sight at 80 × 24", () =>
+    Effect.gen(function*() {
+      const box = yield* sandbox
+      // U+2615 HOT BEVERAGE: Emoji_Presentation, East Asian Wide; 960 of them fill 24 rows and more.
+      const command = `touch PWNED; : ${"\u2615".repeat(960)}`
+      const server = yield* scriptedServer([ResponsesServer.toolCallResponse([bashCall("c1", command)]), ResponsesServer.textResponse("Not run.")])
+      const mino = yield* Pty.spawn({ argv: [process.execPath, BIN], env: environment(box, server.url), cwd: box.cwd, rows: 24, columns: 80 })
+      yield* mino.waitFor("You> ")
+      yield* mino.write("make a file\r")
+      yield* mino.waitFor(PROMPT)
+      // The last 24 rows as a terminal draws them, its widths from Unicode's data, not from Mino's.
+      const rows = VirtualTerminal.render(yield* mino.screen, 80).replace(/\n$/, "").split("\n").slice(-24)
+      console.log(`the last 24 rows at 80 columns:\n${rows.join("\n")}`)
+      expect(rows.some((row) => /^Command( above)?: .*touch PWNED/.test(row))).toBe(true)
+      yield* mino.write("\r")
+      yield* mino.waitFor("Assistant> Not run.")
+      yield* mino.write("\x04")
+      yield* exitsWith(mino, { code: 0, signal: null })
+      expect(fs.existsSync(path.join(box.cwd, "PWNED"))).toBe(false)
     }), 60_000)
 
   it.scopedLive("a denial, and a warning on stderr, are broken at word boundaries to a 44-column terminal", () =>

@@ -6,8 +6,47 @@
  * next row at its first column, as the terminal's `onlcr` output processing makes it. Rows scroll into an
  * unlimited history, so `text()` is the whole session as a person would read it
  * by scrolling back, trailing blanks of each row removed.
+ *
+ * A character's width comes from Unicode's data as Python's `unicodedata` holds
+ * it (East Asian Width Wide or Fullwidth: two cells), never from Mino's own
+ * `Width`, so a screen test catches a width Mino gets wrong.
  */
-import { width } from "../../src/terminal/LineEditor.js"
+import { execFileSync } from "node:child_process"
+
+// Ranges of assigned Wide and Fullwidth code points, "first-last,first-last…" in hex;
+// combining marks (Mn, Mc, Me) join the character before them, as wcwidth counts them.
+const WIDE_RANGES = `
+import sys, unicodedata
+ranges = []
+for cp in range(0x110000):
+    ch = chr(cp)
+    if unicodedata.category(ch) in ("Cn", "Cs", "Mn", "Mc", "Me") or unicodedata.east_asian_width(ch) not in "WF": continue
+    if ranges and ranges[-1][1] == cp - 1: ranges[-1][1] = cp
+    else: ranges.append([cp, cp])
+sys.stdout.write(",".join("%x-%x" % (a, b) for a, b in ranges))
+`
+
+let wide: ReadonlyArray<readonly [number, number]> | undefined
+
+/** Cells a code point takes: two for East Asian Wide and Fullwidth, one for the rest. */
+export const cellsOf = (ch: string): number => {
+  wide ??= execFileSync("python3", ["-c", WIDE_RANGES], { encoding: "utf8" }).split(",").map((range) => {
+    const [first = "0", last = "0"] = range.split("-")
+    return [parseInt(first, 16), parseInt(last, 16)] as const
+  })
+  const cp = ch.codePointAt(0) ?? 0
+  if (cp < 0x1100) return 1
+  let low = 0
+  let high = wide.length - 1
+  while (low <= high) {
+    const middle = (low + high) >> 1
+    const [first, last] = wide[middle] ?? [0, 0]
+    if (cp < first) high = middle - 1
+    else if (cp > last) low = middle + 1
+    else return 2
+  }
+  return 1
+}
 
 export const render = (output: string, columns: number): string => {
   const rows: Array<Array<string>> = [[]]
@@ -21,7 +60,7 @@ export const render = (output: string, columns: number): string => {
     while (rows.length <= row) rows.push([])
   }
   const put = (ch: string) => {
-    const cells = width(ch)
+    const cells = cellsOf(ch)
     if (pendingWrap || column + cells > columns) {
       down()
       column = 0

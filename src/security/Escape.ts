@@ -47,12 +47,17 @@ export const forLine = (text: string): string =>
 // White_Space (every Zs space, the line and paragraph separators),
 // Default_Ignorable_Code_Point (zero-width characters, fillers, variation
 // selectors, tags), private use (Co) and unassigned (Cn) code points, which a
-// terminal draws with whatever its font has, often nothing; and the three blank
+// terminal draws with whatever its font has, often nothing; and the blank
 // glyphs no property covers, found by scanning the character names for BLANK,
-// FILLER and SPACE: U+2800 BRAILLE PATTERN BLANK, U+303F IDEOGRAPHIC HALF FILL
-// SPACE and U+16FE4 KHITAN SMALL SCRIPT FILLER.
+// FILLER, SPACE and NULL: U+2800 BRAILLE PATTERN BLANK, U+303F IDEOGRAPHIC HALF
+// FILL SPACE, U+16FE4 KHITAN SMALL SCRIPT FILLER, and U+1D159 MUSICAL SYMBOL
+// NULL NOTEHEAD (a placeholder that music fonts draw as nothing, of category
+// So). The other invisible placeholders of that kind are in the properties:
+// U+115F, U+1160, U+3164 and U+FFA0 (Hangul fillers), U+17B4 and U+17B5 (Khmer
+// inherent vowels), U+180E, U+2061–U+2064 (invisible operators) and
+// U+1D173–U+1D17A (musical beam and phrase controls) are default-ignorable.
 // (U+16FE4 is a combining mark: outside the class, so it is matched alone.)
-export const BLANK = /[\p{White_Space}\p{Default_Ignorable_Code_Point}\p{Co}\p{Cn}\u2800\u303f]|\u{16fe4}/u
+export const BLANK = /[\p{White_Space}\p{Default_Ignorable_Code_Point}\p{Co}\p{Cn}\u2800\u303f\u{1d159}]|\u{16fe4}/u
 
 /** Plain spaces in a row from this many on can push text out of sight, so they are shown escaped. */
 export const BLANK_RUN = 8

@@ -21,7 +21,7 @@ import { bashCall, BIN, environment, exitsWith, sandbox, scriptedServer, startRe
 const PROMPT = "Approve this operation? [y/N] "
 
 /** What renders as blank or as nothing, by Unicode's data (as in test/security/Escape.test.ts). */
-const RENDERS_BLANK = /[\p{Zs}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\p{Co}\p{Cn}\u2800]/u
+const RENDERS_BLANK = /[\p{Zs}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\p{Co}\p{Cn}\u2800\u{1d159}]/u
 const UNASSIGNED = /[\p{Co}\p{Cn}]/u
 
 /** Every assigned blank but U+0020, and each private use or unassigned range's ends. */

@@ -8,15 +8,15 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
-import { commandLiteral, valueText } from "../../src/approval/ApprovalScreen.js"
+import { commandLiteral, entryText, valueText } from "../../src/approval/ApprovalScreen.js"
 import * as Escape from "../../src/security/Escape.js"
 
 /**
  * What renders as blank or as nothing, by Unicode's data: the space separators (Zs),
  * the line and paragraph separators, the default-ignorables, private use and
- * unassigned code points, and U+2800 BRAILLE PATTERN BLANK (a blank glyph of category So).
+ * unassigned code points, U+2800 BRAILLE PATTERN BLANK and U+1D159 MUSICAL SYMBOL NULL NOTEHEAD (blank glyphs of category So).
  */
-const RENDERS_BLANK = /[\p{Zs}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\p{Co}\p{Cn}\u2800]/u
+const RENDERS_BLANK = /[\p{Zs}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\p{Co}\p{Cn}\u2800\u{1d159}]/u
 
 /** Every code point of that class but U+0020, whose rule is its own (below). */
 const BLANKS: ReadonlyArray<string> = (() => {
@@ -63,7 +63,34 @@ const unescapeValue = (shown: string): string =>
     })
   ).join("\\")
 
+/**
+ * Invisible placeholder glyphs, named: the blank glyphs no property covers
+ * (U+2800, U+303F, U+16FE4, U+1D159 MUSICAL SYMBOL NULL NOTEHEAD), and the
+ * fillers, invisible operators and format characters of the same kind that the
+ * default-ignorable property covers.
+ */
+const PLACEHOLDERS = [
+  "\u2800", "\u303f", "\u{16fe4}", "\u{1d159}",
+  "\u115f", "\u1160", "\u3164", "\uffa0", "\u17b4", "\u17b5", "\u180e",
+  "\u2061", "\u2062", "\u2063", "\u2064",
+  ...Array.from({ length: 8 }, (_, i) => String.fromCodePoint(0x1d173 + i))
+]
+
 describe("the blank rule", () => {
+  it(`shows each of ${PLACEHOLDERS.length} invisible placeholder glyphs escaped, alone or in a run, in a command, a value and an entry`, () => {
+    for (const ch of PLACEHOLDERS) {
+      const name = `U+${(ch.codePointAt(0) ?? 0).toString(16)}`
+      expect({ name, blank: Escape.BLANK.test(ch) }).toEqual({ name, blank: true })
+      for (const run of [ch, ch.repeat(Escape.BLANK_RUN)]) {
+        const command = `echo safe${run}; touch PWNED`
+        for (const shown of [commandLiteral(command), valueText(`/tmp/repo${run}x`), entryText({ name: "X", value: `a${run}b` })]) {
+          expect({ name, raw: shown.includes(ch) }).toEqual({ name, raw: false })
+        }
+        expect(JSON.parse(commandLiteral(command))).toBe(command)
+      }
+    }
+  })
+
   it(`covers the whole class: ${BLANKS.length.toLocaleString("en-US")} code points by Unicode's data`, () => {
     const missing = BLANKS.filter((ch) => !Escape.BLANK.test(ch)).map((ch) => `U+${(ch.codePointAt(0) ?? 0).toString(16)}`)
     const spaces = BLANKS.filter((ch) => /\p{Zs}/u.test(ch)).length

@@ -23,6 +23,17 @@
  *
  * Ctrl+C and Ctrl+\ stop Mino wherever they arrive, a paste included (stopping
  * is the safe direction).
+ *
+ * No escape sequence ever becomes text: a terminal's reply or report is decoded
+ * and dropped whole, however it is cut across reads. That covers the control
+ * strings (OSC `ESC ]`, DCS `ESC P`, SOS `ESC X`, PM `ESC ^`, APC `ESC _`), which
+ * end at BEL or ST (`ESC \`; another ESC ends one too and starts a sequence of
+ * its own), an X10 mouse report (`ESC [ M` and three characters), and a CSI of
+ * any length, which ends at its final byte. None of them is held in memory:
+ * past its start it is skipped as it arrives (`skip`). A string or CSI the
+ * terminal never ends is dropped until the terminal has been quiet for
+ * `QUIET_MS` (`idle`), as a lone ESC is; what is typed after that pause is
+ * typed. (So Alt+P, Alt+], Alt+X, Alt+^ and Alt+_ are not keys.)
  */
 
 export type StopKey = "interrupt" | "quit"
@@ -43,7 +54,7 @@ export type Input =
  */
 export const QUIET_MS = 100
 
-/** An escape sequence longer than this is garbage, not a key: it is dropped. */
+/** A CSI longer than this is no key: it is skipped to its final byte, not held. */
 const MAX_SEQUENCE = 64
 
 export interface Decoder {
@@ -59,24 +70,35 @@ export interface Decoder {
    * until the terminal is idle.
    */
   readonly enter: "key" | "alone" | "aloneUntilIdle"
+  /** Inside a sequence being dropped as it arrives: a control `string`, or a long `csi`. */
+  readonly skip: "none" | "string" | "csi"
 }
 
-export const initial: Decoder = { bytes: new Uint8Array(0), held: "", mode: "typed", enter: "key" }
+export const initial: Decoder = { bytes: new Uint8Array(0), held: "", mode: "typed", enter: "key", skip: "none" }
 
 /** Whether the decoder waits to hear nothing more (the rest of a paste or of a lone ESC, or after a lone Enter): the reader then calls `idle`. */
 export const waiting = (decoder: Decoder): boolean =>
-  decoder.mode === "trailing" || (decoder.mode === "typed" && decoder.held === "\u001b") || decoder.enter === "aloneUntilIdle"
+  decoder.mode === "trailing" || (decoder.mode === "typed" && decoder.held === "\u001b") || decoder.enter === "aloneUntilIdle" ||
+  decoder.skip !== "none"
 
 /**
  * The terminal held nothing for `QUIET_MS` after the last input (the reader
  * drained it to know): a paste that had ended is over, what follows is typed;
- * a lone ESC was the Escape key; after a lone Enter, Enter is a key again.
+ * a lone ESC was the Escape key; after a lone Enter, Enter is a key again; a
+ * string or CSI never ended is over (dropped, with an ESC that may have begun its ST).
  */
 export const idle = (decoder: Decoder): { readonly decoder: Decoder; readonly inputs: ReadonlyArray<Input> } => {
-  const escape = decoder.mode === "typed" && decoder.held === "\u001b"
+  const skipping = decoder.skip !== "none"
+  const escape = !skipping && decoder.mode === "typed" && decoder.held === "\u001b"
   const enter = decoder.mode === "typed" && decoder.enter === "aloneUntilIdle" ? "key" : decoder.enter
   return {
-    decoder: { ...decoder, mode: decoder.mode === "paste" ? "paste" : "typed", held: escape ? "" : decoder.held, enter },
+    decoder: {
+      ...decoder,
+      mode: decoder.mode === "paste" ? "paste" : "typed",
+      held: escape || skipping ? "" : decoder.held,
+      enter,
+      skip: "none"
+    },
     inputs: escape ? [key("escape")] : []
   }
 }
@@ -84,10 +106,11 @@ export const idle = (decoder: Decoder): { readonly decoder: Decoder; readonly in
 /**
  * Forgets a cut sequence that began before now, so no key can be made of bytes
  * from before and after this moment. Inside a paste it is kept: a cut end
- * marker must still end the paste.
+ * marker must still end the paste; and so is a sequence being dropped, so its
+ * rest is dropped too, never typed.
  */
 export const forget = (decoder: Decoder): Decoder =>
-  decoder.mode === "paste" ? decoder : { ...decoder, bytes: new Uint8Array(0), held: "" }
+  decoder.mode === "paste" || decoder.skip !== "none" ? decoder : { ...decoder, bytes: new Uint8Array(0), held: "" }
 
 /**
  * The first stop key in a chunk, found before anything else in it is decoded,
@@ -116,7 +139,14 @@ const utf8 = new TextDecoder("utf-8")
 
 type Sequence =
   | { readonly _tag: "Incomplete" }
-  | { readonly _tag: "Complete"; readonly length: number; readonly input?: Input; readonly paste?: "start" | "end" }
+  | {
+    readonly _tag: "Complete"
+    readonly length: number
+    readonly input?: Input
+    readonly paste?: "start" | "end"
+    /** The sequence goes on past `length`: the rest is dropped as it arrives. */
+    readonly skip?: "string" | "csi"
+  }
 
 const key = (name: string, ctrl = false, meta = false): Input => ({ _tag: "Key", name, ctrl, meta })
 
@@ -138,10 +168,30 @@ const modifiers = (params: string): { ctrl: boolean; meta: boolean } => {
   return { ctrl: (bits & 4) !== 0, meta: (bits & 2) !== 0 }
 }
 
+// What begins a control string: OSC, DCS, SOS, PM, APC.
+const STRING_START = new Set(["]", "P", "X", "^", "_"])
+
+/** The length of `count` code points of `text` from `from`, or undefined when it holds fewer. */
+const codePoints = (text: string, from: number, count: number): number | undefined => {
+  let end = from
+  for (let i = 0; i < count; i++) {
+    const cp = text.codePointAt(end)
+    if (cp === undefined) return undefined
+    end += cp > 0xffff ? 2 : 1
+  }
+  return end - from
+}
+
 /** The escape sequence starting at `text[at]` (an ESC). */
 const sequence = (text: string, at: number): Sequence => {
   const next = text[at + 1]
   if (next === undefined) return { _tag: "Incomplete" }
+  if (STRING_START.has(next)) return { _tag: "Complete", length: 2, skip: "string" }
+  if (next === "[" && text[at + 2] === "M") {
+    // An X10 mouse report: its three characters (button, column, row) may be anything.
+    const report = codePoints(text, at + 3, 3)
+    return report === undefined ? { _tag: "Incomplete" } : { _tag: "Complete", length: 3 + report }
+  }
   if (next === "[") {
     let end = at + 2
     while (end < text.length && end - at < MAX_SEQUENCE) {
@@ -150,7 +200,7 @@ const sequence = (text: string, at: number): Sequence => {
       if (code < 0x20 || code > 0x3f) return { _tag: "Complete", length: end - at } // not a CSI: drop what was read
       end++
     }
-    if (end - at >= MAX_SEQUENCE) return { _tag: "Complete", length: end - at }
+    if (end - at >= MAX_SEQUENCE) return { _tag: "Complete", length: end - at, skip: "csi" }
     if (end >= text.length) return { _tag: "Incomplete" }
     const params = text.slice(at + 2, end)
     const final = text[end] ?? ""
@@ -181,6 +231,31 @@ const sequence = (text: string, at: number): Sequence => {
 }
 
 const PRINTABLE = /[^\u0000-\u001f\u007f-\u009f]+/y
+// Where a control string may end: BEL, or an ESC (of ST, or of a sequence that cuts it short).
+const STRING_END = /[\u0007\u001b]/g
+// Where a CSI's parameters and intermediates end.
+const CSI_END = /[^\u0020-\u003f]/g
+
+/**
+ * Drops what `skip` is inside of, from `text[at]`: where decoding goes on, and
+ * what is still skipped there. An ESC that ends the text may begin ST: it is held.
+ */
+const skipped = (text: string, at: number, skip: "string" | "csi"): { readonly at: number; readonly skip: Decoder["skip"]; readonly held: string } => {
+  const end = skip === "string" ? STRING_END : CSI_END
+  end.lastIndex = at
+  const found = end.exec(text)
+  if (found === null) return { at: text.length, skip, held: "" }
+  const index = found.index
+  if (skip === "csi") {
+    // A final byte ends the CSI; any other byte was never part of it and is decoded.
+    const code = text.charCodeAt(index)
+    return { at: code >= 0x40 && code <= 0x7e ? index + 1 : index, skip: "none", held: "" }
+  }
+  if (text[index] === "\u0007") return { at: index + 1, skip: "none", held: "" }
+  if (index + 1 >= text.length) return { at: text.length, skip, held: "\u001b" }
+  // ST ends the string; an ESC before anything else ends it and begins its own sequence.
+  return { at: text[index + 1] === "\\" ? index + 2 : index, skip: "none", held: "" }
+}
 // Controls inside pasted text: none is text but the tab and the newline; Ctrl+C and Ctrl+\ still stop.
 const PASTE_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g
 
@@ -239,11 +314,18 @@ export const decode = (decoder: Decoder, chunk: Uint8Array): { readonly decoder:
   const bytes = decoder.bytes.length === 0 ? chunk : Buffer.concat([decoder.bytes, chunk])
   const cut = cutCharacter(bytes)
   const text = decoder.held + utf8.decode(bytes.subarray(0, bytes.length - cut))
-  let { enter, mode } = decoder
+  let { enter, mode, skip } = decoder
   let held = ""
 
   let at = 0
   while (at < text.length) {
+    if (skip !== "none") {
+      const rest = skipped(text, at, skip)
+      at = rest.at
+      skip = rest.skip
+      held = rest.held
+      continue
+    }
     if (mode !== "typed") {
       const escape = text.indexOf("\u001b", at)
       paste(text.slice(at, escape === -1 ? text.length : escape))
@@ -254,7 +336,8 @@ export const decode = (decoder: Decoder, chunk: Uint8Array): { readonly decoder:
         break
       }
       // Inside a paste a marker changes the mode and any other sequence is dropped, never a key.
-      if (found.paste === "start") {
+      if (found.skip !== undefined) skip = found.skip
+      else if (found.paste === "start") {
         mode = "paste"
         opened = true
       } else if (found.paste === "end") {
@@ -290,7 +373,8 @@ export const decode = (decoder: Decoder, chunk: Uint8Array): { readonly decoder:
       break
     }
     // An end marker without its start means a paste is still arriving: what follows is pasted too.
-    if (found.paste !== undefined) {
+    if (found.skip !== undefined) skip = found.skip
+    else if (found.paste !== undefined) {
       mode = found.paste === "start" ? "paste" : "trailing"
       if (found.paste === "end") enter = "alone"
       opened = true
@@ -298,5 +382,5 @@ export const decode = (decoder: Decoder, chunk: Uint8Array): { readonly decoder:
     at += found.length
   }
   flushPaste()
-  return { decoder: { bytes: bytes.slice(bytes.length - cut), held, mode, enter }, inputs }
+  return { decoder: { bytes: bytes.slice(bytes.length - cut), held, mode, enter, skip }, inputs }
 }

@@ -203,6 +203,48 @@ describe("KeyDecoder", () => {
     )
   })
 
+  it("no escape sequence becomes text: 2,000 generated control strings, mouse reports and long CSIs in typed text, cut anywhere, leave exactly the typed text", () => {
+    const printable = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((code) => String.fromCharCode(code)), maxLength: 80 })
+    const sequences = fc.oneof(
+      // OSC, ended by BEL or ST (a terminal's colour or title reply).
+      fc.tuple(fc.string({ unit: fc.constantFrom("1", "1;", "rgb:", "0000/", "é", "界", "😀", " ", "\\", "]"), maxLength: 30 }), fc.constantFrom("\u0007", "\u001b\\"))
+        .map(([body, end]) => `\u001b]${body}${end}`),
+      // DCS, SOS, PM, APC, ended by ST.
+      fc.tuple(fc.constantFrom("P", "X", "^", "_"), printable).map(([start, body]) => `\u001b${start}${body}\u001b\\`),
+      // An X10 mouse report: three characters, anything printable.
+      fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((code) => String.fromCharCode(code)), minLength: 3, maxLength: 3 })
+        .map((report) => `\u001b[M${report}`),
+      // A CSI longer than any key's, up to its final byte.
+      fc.tuple(fc.string({ unit: fc.constantFrom("1", ";", "0", "?", "<", " "), minLength: 65, maxLength: 300 }), fc.integer({ min: 0x40, max: 0x7e }))
+        .map(([params, final]) => `\u001b[${params}${String.fromCharCode(final)}`)
+    )
+    const typed = fc.string({ unit: fc.constantFrom("a", "b", "y", " ", "[", "]", "M", "\\", "é", "😀", "~", "1"), maxLength: 12 })
+    fc.assert(
+      fc.property(fc.array(fc.tuple(typed, sequences), { maxLength: 5 }), typed, fc.array(fc.nat(2000), { maxLength: 8 }), (parts, last, cuts) => {
+        const bytes = Buffer.from(parts.map(([text, sequence]) => text + sequence).join("") + last, "utf8")
+        const inputs = decodeAll(cutAt(bytes, cuts))
+        expect(inputs.filter((input) => input._tag !== "Text")).toEqual([])
+        expect(inputs.map((input) => (input._tag === "Text" ? input.text : "")).join("")).toBe(parts.map(([text]) => text).join("") + last)
+      }),
+      { numRuns: 2_000 }
+    )
+  })
+
+  it("a control string or CSI never ended is dropped until the terminal is idle; what is typed after is typed", () => {
+    expect(decodeAll(["ab\u001b]11;rgb:0000/", "0000/0000 and more", IDLE, "typed"])).toEqual([
+      { _tag: "Text", text: "ab" },
+      { _tag: "Text", text: "typed" }
+    ])
+    expect(decodeAll(["\u001bP1$r", "\u001b", IDLE, "x"])).toEqual([{ _tag: "Text", text: "x" }])
+    expect(decodeAll([`\u001b[${"1;".repeat(200)}`, IDLE, "x"])).toEqual([{ _tag: "Text", text: "x" }])
+    // An ESC inside a string ends it and is a sequence of its own.
+    expect(once("\u001b]0;title\u001b[Ax")).toEqual([{ _tag: "Key", name: "up", ctrl: false, meta: false }, { _tag: "Text", text: "x" }])
+    // A string being dropped is not forgotten: its rest is never typed.
+    const cut = KeyDecoder.decode(KeyDecoder.initial, Buffer.from("\u001b]11;rgb:")).decoder
+    expect(KeyDecoder.decode(KeyDecoder.forget(cut), Buffer.from("0000\u0007y")).inputs).toEqual([{ _tag: "Text", text: "y" }])
+    expect(KeyDecoder.waiting(cut)).toBe(true)
+  })
+
   it("a megabyte paste is a few inputs, decoded in one linear pass", () => {
     const text = "x".repeat(1 << 20)
     const inputs = once(`${PASTE_START}${text}${PASTE_END}`)

@@ -21,6 +21,12 @@
  *   and the terminal was idle after it: the rest of a paste that the terminal
  *   delivered after a pause arrives as one read, not as a lone Enter.
  *
+ * A start marker whose ESC arrived a quiet spell before the rest of it (a slow
+ * or split link) gives the Escape key, as a lone ESC must; but when the next
+ * read begins with the rest of the marker (`[200~`), a paste starts there all
+ * the same (`escaped`), so the paste is never typed. (The rest cut once more,
+ * `[2` then `00~`, is not recognised: it is typed.)
+ *
  * Ctrl+C and Ctrl+\ stop Mino wherever they arrive, a paste included (stopping
  * is the safe direction).
  *
@@ -72,9 +78,11 @@ export interface Decoder {
   readonly enter: "key" | "alone" | "aloneUntilIdle"
   /** Inside a sequence being dropped as it arrives: a control `string`, or a long `csi`. */
   readonly skip: "none" | "string" | "csi"
+  /** The last thing decoded was a lone ESC taken as the Escape key when the terminal went idle. */
+  readonly escaped: boolean
 }
 
-export const initial: Decoder = { bytes: new Uint8Array(0), held: "", mode: "typed", enter: "key", skip: "none" }
+export const initial: Decoder = { bytes: new Uint8Array(0), held: "", mode: "typed", enter: "key", skip: "none", escaped: false }
 
 /** Whether the decoder waits to hear nothing more (the rest of a paste or of a lone ESC, or after a lone Enter): the reader then calls `idle`. */
 export const waiting = (decoder: Decoder): boolean =>
@@ -97,7 +105,8 @@ export const idle = (decoder: Decoder): { readonly decoder: Decoder; readonly in
       mode: decoder.mode === "paste" ? "paste" : "typed",
       held: escape || skipping ? "" : decoder.held,
       enter,
-      skip: "none"
+      skip: "none",
+      escaped: escape
     },
     inputs: escape ? [key("escape")] : []
   }
@@ -136,6 +145,9 @@ const cutCharacter = (bytes: Uint8Array): number => {
 }
 
 const utf8 = new TextDecoder("utf-8")
+
+/** The bracketed-paste start marker after its ESC. */
+const PASTE_START_REST = "[200~"
 
 type Sequence =
   | { readonly _tag: "Incomplete" }
@@ -313,7 +325,11 @@ export const decode = (decoder: Decoder, chunk: Uint8Array): { readonly decoder:
   // Bytes to text, keeping a cut character for the next chunk.
   const bytes = decoder.bytes.length === 0 ? chunk : Buffer.concat([decoder.bytes, chunk])
   const cut = cutCharacter(bytes)
-  const text = decoder.held + utf8.decode(bytes.subarray(0, bytes.length - cut))
+  const read = decoder.held + utf8.decode(bytes.subarray(0, bytes.length - cut))
+  // A paste's start marker whose ESC reached Mino a quiet spell before the rest (a slow
+  // or split link): the ESC was taken as the Escape key, and the next read begins with
+  // the rest of the marker. It still starts a paste, so the paste never types.
+  const text = decoder.escaped && read.startsWith(PASTE_START_REST) ? `\u001b${read}` : read
   let { enter, mode, skip } = decoder
   let held = ""
 
@@ -382,5 +398,5 @@ export const decode = (decoder: Decoder, chunk: Uint8Array): { readonly decoder:
     at += found.length
   }
   flushPaste()
-  return { decoder: { bytes: bytes.slice(bytes.length - cut), held, mode, enter, skip }, inputs }
+  return { decoder: { bytes: bytes.slice(bytes.length - cut), held, mode, enter, skip, escaped: false }, inputs }
 }

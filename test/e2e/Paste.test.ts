@@ -167,6 +167,27 @@ describe("a paste never types", () => {
       ])
     }), 60_000)
 
+  it.scopedLive("a paste whose ESC reaches Mino 200 ms before the rest of its start marker never approves", () =>
+    Effect.gen(function*() {
+      const box = yield* sandbox
+      const server = yield* scriptedServer([ResponsesServer.toolCallResponse([bashCall("c1", "touch PWNED")]), ResponsesServer.textResponse("Nothing ran.")])
+      const { mino } = yield* startReady(box, server.url)
+      yield* mino.write("make a file\r")
+      yield* mino.waitFor("Approve this operation? [y/N] ")
+      // The ESC alone, then (past the quiet spell that makes it the Escape key) the rest of the
+      // marker and a paste of DELs to erase it, y and CR.
+      yield* mino.write("\u001b")
+      yield* Effect.sleep(`${QUIET_MS * 2} millis`)
+      yield* mino.write(`[200~${"\u007f".repeat(5)}y\r${PASTE_END}`)
+      yield* mino.waitFor("y↵")
+      yield* enterAMomentLater(mino)
+      yield* mino.waitFor("Denied: the answer held pasted text; only y or yes typed at the prompt approves.\n")
+      yield* mino.waitFor("Assistant> Nothing ran.")
+      yield* mino.write("\x04")
+      yield* exitsWith(mino, { code: 0, signal: null })
+      expect(fs.existsSync(path.join(box.cwd, "PWNED"))).toBe(false)
+    }), 60_000)
+
   /**
    * The terminal's own part of a paste: a bare Node program in the same kind of
    * pseudo-terminal, in raw mode, that only reads until it has seen the paste's end.

@@ -245,6 +245,27 @@ describe("KeyDecoder", () => {
     expect(KeyDecoder.waiting(cut)).toBe(true)
   })
 
+  it("a paste whose ESC came a quiet spell before the rest of its start marker is a paste: 1,000 generated, cut anywhere after the marker", () => {
+    const ESCAPE = { _tag: "Key", name: "escape", ctrl: false, meta: false }
+    // The red team's answer: DELs to erase the marker's rest, then y and Enter.
+    const attack = decodeAll(["\u001b", IDLE, `[200~\u007f\u007f\u007f\u007f\u007fy\r${PASTE_END}`])
+    expect(attack).toEqual([ESCAPE, { _tag: "Paste", text: "y\n" }])
+    // A person's Escape, then typing: typed.
+    expect(decodeAll(["\u001b", IDLE, "[20y"])).toEqual([ESCAPE, { _tag: "Text", text: "[20y" }])
+    expect(decodeAll(["\u001b", IDLE, "a", "[200~"])).toEqual([ESCAPE, { _tag: "Text", text: "a" }, { _tag: "Text", text: "[200~" }])
+    const units = fc.constantFrom("a", " ", "\r", "\n", "y", "\u007f", "\u001b", "[", "201~", PASTE_END, "\u001b[A")
+    fc.assert(
+      fc.property(fc.string({ unit: units, maxLength: 60 }), fc.array(fc.nat(200), { maxLength: 6 }), (content, cuts) => {
+        const rest = Buffer.from(`${content}${PASTE_END}`, "utf8")
+        const chunks = cutAt(rest, cuts)
+        const inputs = decodeAll(["\u001b", IDLE, Buffer.concat([Buffer.from("[200~"), chunks[0] ?? new Uint8Array(0)]), ...chunks.slice(1)])
+        expect(inputs[0]).toEqual(ESCAPE)
+        expect(inputs.slice(1).filter((input) => input._tag === "Key" || input._tag === "Text")).toEqual([])
+      }),
+      { numRuns: 1_000 }
+    )
+  })
+
   it("a megabyte paste is a few inputs, decoded in one linear pass", () => {
     const text = "x".repeat(1 << 20)
     const inputs = once(`${PASTE_START}${text}${PASTE_END}`)

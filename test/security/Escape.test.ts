@@ -95,7 +95,7 @@ describe("the blank rule", () => {
     const missing = BLANKS.filter((ch) => !Escape.BLANK.test(ch)).map((ch) => `U+${(ch.codePointAt(0) ?? 0).toString(16)}`)
     const spaces = BLANKS.filter((ch) => /\p{Zs}/u.test(ch)).length
     const ignorable = BLANKS.filter((ch) => /\p{Default_Ignorable_Code_Point}/u.test(ch)).length
-    console.log(`blank-looking code points by Unicode's data: ${BLANKS.length} (${spaces} Zs but U+0020, ${ignorable} default-ignorable, the rest Zl, Zp, Co, Cn and U+2800); not in Escape.BLANK: ${missing.length}`)
+    console.log(`blank-looking code points by Unicode's data: ${BLANKS.length} (${spaces} Zs but U+0020, ${ignorable} default-ignorable, the rest Zl, Zp, Co, Cn, U+2800 and U+1D159); not in Escape.BLANK: ${missing.length}`)
     expect(missing).toEqual([])
     // The data is what it should be: the spaces and fillers the issue names are in it,
     // printable look-alikes of a blank are not.

@@ -25,7 +25,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpath
 import { availableParallelism, cpus, homedir, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { performance } from "node:perf_hooks"
-import { setTimeout } from "node:timers"
+import { clearTimeout, setTimeout } from "node:timers"
 import { fileURLToPath } from "node:url"
 import * as esbuild from "esbuild"
 
@@ -63,7 +63,8 @@ const installCodex = () => {
     timeout: 300_000
   })
   if (npm.status === 0 && existsSync(CODEX_BIN) && version() === `codex-cli ${CODEX_VERSION}`) return true
-  const reason = `${npm.error?.message ?? ""}${npm.stderr ?? ""}`.trim().split("\n").at(-1) ?? ""
+  // npm's first complaint says why (ENOTFOUND, ECONNREFUSED, ...); its last only where its log is.
+  const reason = npm.error?.message ?? `${npm.stderr ?? ""}`.trim().split("\n")[0] ?? ""
   console.log(`Codex CLI ${CODEX_VERSION} could not be installed (npm: ${reason || `exit ${npm.status}`}); measuring Mino and the floor only.`)
   return false
 }
@@ -204,6 +205,8 @@ const inPty = (argv, env, cwd, marker, quit) =>
     let control = ""
     let prompt
     let rss
+    let stuck
+    let closed = false
     const now = () => Number(process.hrtime.bigint() - forked) / 1e6
     child.stdout.setEncoding("latin1")
     child.stdout.on("data", (text) => {
@@ -219,10 +222,11 @@ const inPty = (argv, env, cwd, marker, quit) =>
       if (marker !== undefined && prompt === undefined && screen.includes(marker)) {
         prompt = now()
         setTimeout(() => {
+          if (closed) return
           rss = treeRss(pid)
           for (const [index, keys] of quit.entries()) setTimeout(() => child.stdin.write(keys), index * 300)
-          // Whatever does not end on its keys is ended.
-          setTimeout(() => processTree(pid).forEach((each) => { try { process.kill(each, "SIGKILL") } catch { /* gone */ } }), 8000)
+          // Whatever does not end on its keys is ended (not after the driver has reaped it: the pid may be reused).
+          stuck = setTimeout(() => processTree(pid).forEach((each) => { try { process.kill(each, "SIGKILL") } catch { /* gone */ } }), 8000)
         }, 1000)
       }
     })
@@ -238,9 +242,12 @@ const inPty = (argv, env, cwd, marker, quit) =>
     child.on("error", reject)
     child.stdin.on("error", () => {})
     child.on("close", () => {
+      closed = true
+      clearTimeout(stuck)
       if (forked === undefined) return reject(new Error(`pty_driver failed: ${control}`))
       if (marker === undefined) return resolve({ prompt: now() })
       if (prompt === undefined) return reject(new Error(`no ${JSON.stringify(marker)} from ${argv.join(" ")}:\n${control}${screen.slice(-800)}`))
+      if (rss === undefined) return reject(new Error(`${argv.join(" ")} ended within 1 s of its prompt:\n${screen.slice(-800)}`))
       resolve({ prompt, rss })
     })
   })
@@ -379,9 +386,9 @@ const main = async () => {
     console.log(`\nMino ÷ Codex: first prompt ${(m("minoPrompt") / m("codexPrompt")).toFixed(2)}×, step ${(m("minoStep") / m("codexStep")).toFixed(2)}×, ` +
       `idle RSS ${(m("minoRss") / m("codexRss")).toFixed(2)}×`)
     console.log(`Codex per step from whole runs: (codex exec of ${STEPS} steps ${ms(m("codexN"))} - of 1 step ${ms(m("codexOne"))}) / ${STEPS - 1} = ${ms(derived)}`)
+    console.log(`processes in the tree at the first prompt: Mino ${treeSizes.mino}, Codex ${treeSizes.codex}`)
+    console.log(`Mino's step: the interval between two results of a warm turn (bench-program step); Codex's: between two requests inside one \`codex exec\` (a fresh process's first turn).`)
   }
-  console.log(`processes in the tree at the first prompt: Mino ${treeSizes.mino}, Codex ${treeSizes.codex}`)
-  console.log(`Mino's step: the interval between two results of a warm turn (bench-program step); Codex's: between two requests inside one \`codex exec\` (a fresh process's first turn).`)
 }
 
 main().catch((error) => {

@@ -354,7 +354,7 @@ const restoreMino = (options: typeof RestoreOptions.Type) =>
       const restored = memoryResult(baseline, ms, { notices: store.notices.length })
       // What the open keeps (the peak also holds the garbage of reading, until V8 collects it).
       const keptBytes = liveHeap() - heapBefore
-      // Not part of restore: the first request parses the kept history into its input items.
+      // Not part of restore: the kept history parsed into items (store.context, for embedders; a request joins the kept text).
       const building = now()
       const context = yield* store.context
       return { ...restored, keptBytes, contextItems: context.length, contextMs: now() - building }

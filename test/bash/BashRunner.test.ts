@@ -245,6 +245,21 @@ describe("BashRunner", () => {
     })
   )
 
+  it.live("a command that stops the spawner (`kill -STOP $PPID`) still times out, and the next command gets a new helper", () =>
+    Effect.scoped(Effect.gen(function* () {
+      const runner = yield* BashRunner
+      const { elapsedMs, value: result } = yield* timed(runner.run(operation("echo $$; kill -STOP $PPID; sleep 30", { timeoutMs: 300 })))
+      expect(result.status).toBe("failed")
+      expect(result.timed_out).toBe(true)
+      expect(result.output).toMatch(/\n\[timed out after 0\.3 s; process group killed\]$/)
+      // The deadline, then at most the wait for a report that cannot come (1 s), with room for a loaded machine.
+      expect(elapsedMs).toBeLessThan(10_000)
+      expect(yield* eventually(() => groupIsGone(firstLinePid(result.output)))).toBe(true)
+      const next = yield* runner.run(operation("echo next"))
+      expect(next).toMatchObject({ status: "completed", exit_code: 0, output: "next\n" })
+    })).pipe(Effect.provide(BashRunner.layer), Effect.provide(Secrets.Secrets.layerNone))
+  )
+
   it.live("a timeout kills the process group; the result is failed and says it timed out", () =>
     Effect.gen(function* () {
       const { elapsedMs, value: result } = yield* timed(

@@ -263,17 +263,26 @@ const start = (
     }
   })
 
-  if (!stopped) timeoutTimer = setTimeout(() => kill("timeout"), operation.timeoutMs)
+  // Killed at the deadline, the command's end is normally reported at once; if the helper
+  // cannot report it (a command stopped it), the result is settled anyway and the helper replaced.
+  const killThenSettle = (why: Kill): void => {
+    kill(why)
+    clearTimeout(drainTimer)
+    drainTimer = setTimeout(() => {
+      launch.abandon()
+      finish()
+    }, KILL_WAIT_MS)
+  }
+
+  if (!stopped) timeoutTimer = setTimeout(() => killThenSettle("timeout"), operation.timeoutMs)
 
   return {
     cancel: (cause) => {
       if (stopped) return
       cancelCause = cause
       if (reaped) return finish() // only the drain was left: the result is bash's own
-      kill("cancel")
       // Settle with what was captured even if bash is not reaped in time.
-      clearTimeout(drainTimer)
-      drainTimer = setTimeout(finish, KILL_WAIT_MS)
+      killThenSettle("cancel")
     },
     stop: Effect.suspend(() => {
       if (stopped) return Effect.void

@@ -168,6 +168,12 @@ export interface LaunchEvents {
 export interface Launch {
   /** Kills the command's group: at once if it runs, or as soon as it is started (it then never runs). */
   readonly kill: () => void
+  /**
+   * The helper did not report the command's end in time after a kill (a command
+   * stopped it, say `kill -STOP $PPID`): kills the command's group and the whole
+   * helper (watcher and spawner, stopped or not), which the next command replaces.
+   */
+  readonly abandon: () => void
 }
 
 export interface Lifeline {
@@ -192,7 +198,7 @@ class Helpers {
     const invalid = unsendable(options)
     if (invalid !== undefined) {
       events.failed(invalid)
-      return { kill: () => {} }
+      return { kill: () => {}, abandon: () => {} }
     }
     let helper = this.idle.pop()
     while (helper !== undefined && !helper.alive) {
@@ -318,6 +324,12 @@ class Helper {
       kill: () => {
         current.killed = true
         if (current.live && current.pgid !== undefined) killGroup(current.pgid)
+      },
+      abandon: () => {
+        current.killed = true
+        if (current.pgid !== undefined) killGroup(current.pgid)
+        // The helper is its own session's group leader: SIGKILL reaches a stopped spawner too.
+        if (this.process.pid !== undefined) killGroup(this.process.pid)
       }
     }
   }

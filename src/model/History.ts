@@ -1,7 +1,7 @@
 /**
  * The completed turns of a conversation in the form a request needs: each
- * record's contribution kept as JSON text, taken from its saved line where the
- * line holds it (a slice, not a copy), so that a request is assembled by
+ * record's contribution kept as JSON text (a slice of its saved line where the
+ * line holds that text, sharing its memory), so that a request is assembled by
  * joining text instead of parsing and stringifying the history again: its cost
  * is about the cost of sending it.
  *
@@ -52,9 +52,8 @@ const joined = (items: ReadonlyArray<ResponseItem>): string => {
 }
 
 /**
- * Output items. `json`, when given, is their text as saved (the elements of the
- * array the record's line holds), which spares a stringify. Throws if the items
- * cannot be written as JSON.
+ * Output items. `json`, when given, is their JSON text (the elements of their
+ * array), else they are stringified. Throws if the items cannot be written as JSON.
  */
 export const items = (output: ReadonlyArray<ResponseItem>, json?: string): Piece => {
   let kind = Kind.Items
@@ -70,10 +69,10 @@ export const items = (output: ReadonlyArray<ResponseItem>, json?: string): Piece
   return { kind, text: json ?? joined(output) }
 }
 
-/** A question; `json` is its text as a JSON string, as saved, when the line holds it. */
+/** A question; `json`, when given, is its text as a JSON string. */
 export const question = (text: string, json?: string): Piece => ({ kind: Kind.Question, text: json ?? JSON.stringify(text) })
 
-/** A result of call `callId`; `json` is the result as saved, when the line holds it. */
+/** A result of call `callId`; `json`, when given, is the result's JSON text. */
 export const result = (callId: string, value: unknown, json?: string): Piece => ({
   kind: Kind.Result,
   text: json ?? JSON.stringify(value),

@@ -77,34 +77,16 @@ interface CallState {
 }
 
 /**
- * The JSON text of `record[key]`: a slice of the record's line (no copy kept)
- * when the line holds exactly that text where Mino's layout puts it (the other
- * keys, each a string, around it in the record's order), else the value
- * stringified. The slice is compared with the stringified value, never trusted
- * for its place alone: a line with the key twice, or a space after its colon,
- * parses to one value and holds another text there.
+ * The JSON text of `record[key]`, as a slice of the record's line wherever the
+ * line holds exactly that text (the slice shares the line's memory), else the
+ * value stringified: the same text either way. What is sent is always the parsed
+ * value's text, never the line's at a place it is assumed to be: a line with the
+ * key twice, or a space after its colon, parses to one value and holds another.
  */
 const savedText = (record: Readonly<Record<string, unknown>>, text: string, key: string): string => {
   const json = JSON.stringify(record[key])
-  let before = "{"
-  let after = ""
-  let seen = false
-  for (const name in record) {
-    const value = record[name]
-    if (name === key) {
-      before += `${JSON.stringify(name)}:`
-      seen = true
-      continue
-    }
-    if (typeof value !== "string") return json
-    const pair = `${JSON.stringify(name)}:${JSON.stringify(value)}`
-    if (seen) after += `,${pair}`
-    else before += `${pair},`
-  }
-  after += "}"
-  if (!seen || text.length !== before.length + json.length + after.length || !text.startsWith(before) || !text.endsWith(after)) return json
-  const saved = text.slice(before.length, text.length - after.length)
-  return saved === json ? saved : json
+  const at = text.indexOf(json)
+  return at === -1 ? json : text.slice(at, at + json.length)
 }
 
 /**

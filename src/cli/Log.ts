@@ -165,18 +165,14 @@ const status = (turn: Turn, leftOut: string | undefined): string =>
     ? turn.end.status
     : `${turn.end.status}: ${Escape.forLine(turn.end.reason)}`
 
-/**
- * Why each completed turn the model is not sent again is left out, by its number:
- * the store's own rule, replayed over the file's lines (a record, or the turn an
- * unreadable line names).
- */
-export const leftOutTurns = (lines: Iterable<SessionRecord | { readonly unreadable: string | undefined }>): ReadonlyMap<number, string> => {
+/** Why each completed turn the model is not sent again is left out, by its number: the store's own rule. */
+const leftOutOf = (state: ConversationState): ReadonlyMap<number, string> => new Map(state.leftOut.map((turn) => [turn.number, turn.reason]))
+
+/** The same, for records alone (no line lost). */
+export const leftOutTurns = (records: ReadonlyArray<SessionRecord>): ReadonlyMap<number, string> => {
   const state = new ConversationState()
-  for (const line of lines) {
-    if ("unreadable" in line) state.unreadable(line.unreadable)
-    else state.apply(committed(line, JSON.stringify(line)))
-  }
-  return new Map(state.leftOut.map((turn) => [turn.number, turn.reason]))
+  for (const record of records) state.apply(committed(record, JSON.stringify(record)))
+  return leftOutOf(state)
 }
 
 /** One line of text, cut to `max` characters (before escaping) with an ellipsis. */
@@ -249,22 +245,18 @@ export const show = (request: LogRequest): Effect.Effect<LogOutput, Conversation
     if (conversation === undefined) return { stdout: noneHere(dir, here, request.demo), stderr: "", code: 0 }
     const { id, path } = conversation
     const records: Array<SessionRecord> = []
-    // The records and the turns lines lost (unreadable, or set aside), for the rule of what is left out.
-    const evidence: Array<SessionRecord | { readonly unreadable: string | undefined }> = []
+    // Every line, read as a start reads it, for the rule of what is left out.
+    const state = new ConversationState()
     // For --json: every object with a `type`, record types Mino does not know included.
     const raw: Array<string> = []
     let unreadable = 0
     try {
       for (const line of Conversations.read(path)) {
-        if (line._tag === "Unreadable") {
-          unreadable++
-          evidence.push({ unreadable: line.turnId })
-        } else {
+        state.read(line)
+        if (line._tag === "Unreadable") unreadable++
+        else {
           raw.push(line.text)
-          if (line._tag === "Record") {
-            records.push(line.record)
-            evidence.push(line.record)
-          } else if (line.type === Recovery.SET_ASIDE_TYPE) evidence.push({ unreadable: line.turnId })
+          if (line._tag === "Record") records.push(line.record)
         }
       }
     } catch (error) {
@@ -277,7 +269,7 @@ export const show = (request: LogRequest): Effect.Effect<LogOutput, Conversation
       : request.unknownOnly
       ? renderUnknown(records)
       : `Conversation ${Escape.forLine(id)}, ${startedIn(Conversations.origin(path))}\nFile: ${Escape.forValue(path)}\n\n${
-        records.length === 0 ? "No turns yet.\n" : render(records, leftOutTurns(evidence))
+        records.length === 0 ? "No turns yet.\n" : render(records, leftOutOf(state))
       }`
     return { stdout, stderr: note, code: 0 }
   })

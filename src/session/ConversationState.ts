@@ -15,7 +15,8 @@
  */
 import * as History from "../model/History.js"
 import { acceptedCalls, functionCallOutput, type ResponseItem, userMessage } from "../model/ResponseItem.js"
-import type { ModelResponse, SessionRecord, ToolResultRecord, UserInput } from "./Records.js"
+import { type ModelResponse, SET_ASIDE_TYPE, type SessionRecord, type ToolResultRecord, type UserInput } from "./Records.js"
+import type { Line } from "./SessionReader.js"
 import { TurnCheck } from "./WholeTurns.js"
 
 declare const CommittedBrand: unique symbol
@@ -258,10 +259,21 @@ export class ConversationState {
   }
 
   /**
+   * Applies a line as the file holds it: a record; a line that could not be read,
+   * or the `set_aside` record left where one was, whose turn is then not held
+   * whole; or another kind of line, counted for positions.
+   */
+  read(line: Line): void {
+    if (line._tag === "Record") this.apply(committed(line.record, line.text))
+    else if (line._tag === "Unreadable" || line.type === SET_ASIDE_TYPE) this.unreadable(line.turnId)
+    else this.skip()
+  }
+
+  /**
    * Counts a line that could not be read (for positions); a turn it names cannot
    * be held whole: it is left out if it completes.
    */
-  unreadable(turnId: string | undefined): void {
+  private unreadable(turnId: string | undefined): void {
     this.lineCount += 1
     if (turnId === undefined) return
     const turn = this.open.get(turnId)

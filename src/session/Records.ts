@@ -121,3 +121,11 @@ export const deeperThan = (value: unknown, limit: number): boolean => {
   }
   return false
 }
+
+/**
+ * The record left where a line that named a turn was set aside from the middle of
+ * the file: the turn's loss stays on record, so the turn is left out of what the
+ * model is sent at every later start (and `mino log` says so), not only at the
+ * start that found the damage.
+ */
+export const SET_ASIDE_TYPE = "set_aside"

@@ -16,6 +16,7 @@ import * as Path from "node:path"
 import * as Json from "../Json.js"
 import * as Escape from "../security/Escape.js"
 import type { LeftOut, OpenCall, OpenTurn } from "./ConversationState.js"
+import { SET_ASIDE_TYPE } from "./Records.js"
 import { show, syncDirectory } from "./SessionDirectory.js"
 import type { Line } from "./SessionReader.js"
 
@@ -40,14 +41,6 @@ export interface SetAside {
 }
 
 const stamp = (now: Date): string => now.toISOString().replace(/[:.]/g, "-")
-
-/**
- * The record left where a line that named a turn was set aside from the middle of
- * the file: the turn's loss stays on record, so the turn is left out of what the
- * model is sent at every later start (and `mino log` says so), not only at the
- * start that found the damage.
- */
-export const SET_ASIDE_TYPE = "set_aside"
 
 const setAsideLine = (turnId: string, aside: string): string => JSON.stringify({ type: SET_ASIDE_TYPE, turn_id: turnId, file: aside }) + "\n"
 

@@ -161,17 +161,13 @@ const open = (options: SessionOptions) =>
           size = line.end
           if (line._tag === "Unreadable") {
             rejected.push({ line, position: conversation.position })
-            conversation.unreadable(line.turnId)
+            conversation.read(line)
             continue
           }
           readable.count += 1
           readable.end = line.end
-          if (line._tag === "Record") {
-            firstTime ??= line.record.time ?? ""
-            conversation.apply(committed(line.record, line.text))
-          }
-          else if (line.type === Recovery.SET_ASIDE_TYPE) conversation.unreadable(line.turnId)
-          else conversation.skip()
+          if (line._tag === "Record") firstTime ??= line.record.time ?? ""
+          conversation.read(line)
         }
       },
       catch: (error) => new SessionOpenError({ path, message: `cannot read the session file ${SessionDirectory.show(path)}: ${fromThrown(error).line}` })

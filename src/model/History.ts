@@ -45,7 +45,8 @@ const isReasoning = (item: ResponseItem): boolean => item["type"] === "reasoning
 const hasEncryptedContent = (item: ResponseItem): boolean =>
   typeof item["encrypted_content"] === "string" && item["encrypted_content"].length > 0
 
-const joined = (items: ReadonlyArray<ResponseItem>): string => {
+/** Items as the elements of a JSON array: each stringified, joined by commas. */
+export const joined = (items: ReadonlyArray<ResponseItem>): string => {
   let text = ""
   for (const item of items) text += text.length === 0 ? JSON.stringify(item) : "," + JSON.stringify(item)
   return text

@@ -8,7 +8,7 @@
  */
 import type { ToolDefinition } from "../tools/Tool.js"
 import * as Endpoint from "./Endpoint.js"
-import type { History } from "./History.js"
+import { type History, joined } from "./History.js"
 import type { ResponseItem } from "./ResponseItem.js"
 
 export interface ModelRequest {
@@ -58,10 +58,9 @@ export const writer = (family: Endpoint.Family) => {
     return { instructions: instructionsJson, tools }
   }
   return (request: ModelRequest, shape: Shape): string => {
-    let input = request.history?.json(family, shape.withoutReasoningBefore) ?? ""
-    for (const item of Endpoint.replay(family, request.input)) {
-      input += input.length === 0 ? JSON.stringify(item) : "," + JSON.stringify(item)
-    }
+    const history = request.history?.json(family, shape.withoutReasoningBefore) ?? ""
+    const current = joined(Endpoint.replay(family, request.input))
+    const input = history.length === 0 || current.length === 0 ? history + current : `${history},${current}`
     const { instructions, tools } = constant(request)
     return `{"model":${JSON.stringify(request.model)},"instructions":${instructions},"input":[${input}],"tools":${tools},` +
       `"store":false,${shape.include ? `"include":["reasoning.encrypted_content"],` : ""}"parallel_tool_calls":false,"stream":true}`

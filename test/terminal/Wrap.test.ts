@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
-import * as Wrap from "../../src/cli/Wrap.js"
+import * as Wrap from "../../src/terminal/Wrap.js"
 import { width } from "../../src/terminal/LineEditor.js"
 
 const RUNS = 2000

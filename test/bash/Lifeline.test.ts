@@ -181,7 +181,9 @@ describe("what runs", () => {
         "env | sort",
         "echo \"[$0] [$SHLVL] [$_] [$-] [$BASH_EXECUTION_STRING]\"",
         "echo \"$PWD $OLDPWD\"; shopt | md5sum; declare -x",
-        "grep -E '^Sig(Ign|Blk)' /proc/$$/status; trap -p",
+        // bash's own ignored set, and the mask and dispositions a program it starts inherits. (bash's own blocked
+        // set is not compared: bash blocks SIGINT, SIGTERM and SIGCHLD for moments around a fork and a wait.)
+        "grep -E '^SigIgn' /proc/$$/status; grep -E '^Sig(Ign|Blk)' /proc/self/status; trap -p",
         // The initial environment block, as the kernel keeps it.
         "tr '\\0' '\\n' < /proc/$$/environ | sort"
       ]

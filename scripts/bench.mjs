@@ -36,7 +36,8 @@ import * as esbuild from "esbuild"
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url))
 const SCRATCH = realpathSync(mkdtempSync(join(tmpdir(), "mino-bench-")))
-process.on("exit", () => rmSync(SCRATCH, { recursive: true, force: true }))
+// MINO_BENCH_KEEP=1 leaves the scratch directory (its session files, the built bench program) for a closer look.
+process.on("exit", () => process.env["MINO_BENCH_KEEP"] === undefined && rmSync(SCRATCH, { recursive: true, force: true }))
 
 const GOALS = { start: 2, ptyStart: 2, firstQuestion: 1.5, step: 1.5, stepCpu: 2, restore: 1.3, restoreMemory: 2, overflow: 2, prompt: 1.5, request: 2, startWithRecords: 1 }
 

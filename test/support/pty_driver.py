@@ -198,6 +198,10 @@ def main() -> None:
         if status is not None and not readable:
             break
 
+    # The program may have written its last bytes and exited between a select that found nothing
+    # and the waitpid that reaped it: relay what the terminal still holds before reporting the exit.
+    if master_open:
+        relay_output()
     code = str(os.waitstatus_to_exitcode(status)) if os.WIFEXITED(status) else "-"
     sig = signal.Signals(os.WTERMSIG(status)).name if os.WIFSIGNALED(status) else "-"
     sys.stderr.write(f"exit {code} {sig}\n")

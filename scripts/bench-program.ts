@@ -334,17 +334,18 @@ const memoryResult = (baseline: number, ms: number, extra: Record<string, unknow
   ...extra
 })
 
-/** The heap in use after a full collection (the bench runs restore-mino with --expose-gc). */
-const liveHeap = (): number => {
+/** The memory in use after a full collection: the heap, and Buffers outside it (the bench runs restore-mino with --expose-gc). */
+const liveMemory = (): number => {
   const collect = (globalThis as { gc?: () => void }).gc
   if (collect === undefined) throw new Error("restore-mino runs with --expose-gc")
   collect()
-  return process.memoryUsage().heapUsed
+  const usage = process.memoryUsage()
+  return usage.heapUsed + usage.arrayBuffers
 }
 
 const restoreMino = (options: typeof RestoreOptions.Type) =>
   Effect.gen(function*() {
-    const heapBefore = liveHeap()
+    const heapBefore = liveMemory()
     const baseline = process.memoryUsage().rss
     const started = now()
     return yield* Effect.gen(function*() {
@@ -353,7 +354,7 @@ const restoreMino = (options: typeof RestoreOptions.Type) =>
       const ms = now() - started
       const restored = memoryResult(baseline, ms, { notices: store.notices.length })
       // What the open keeps (the peak also holds the garbage of reading, until V8 collects it).
-      const keptBytes = liveHeap() - heapBefore
+      const keptBytes = liveMemory() - heapBefore
       // Not part of restore: the kept history parsed into items (store.context, for embedders; a request joins the kept text).
       const building = now()
       const context = yield* store.context

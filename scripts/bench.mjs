@@ -415,7 +415,7 @@ const restore = async () => {
       `${records} records, ${mb(bytes)}`),
     row("   peak memory of that restore", mb(median(mino.map((r) => r.peakBytes))), `file ${mb(bytes)}`, memory, GOALS.restoreMemory,
       `peak RSS growth while restoring; read+split+parse peaks at ${rawMemory.toFixed(2)}x the file`,
-      `kept after a full GC: ${mb(median(mino.map((r) => r.keptBytes)))} (${(median(mino.map((r) => r.keptBytes)) / bytes).toFixed(2)}x the file); the rest of the peak is garbage of reading in V8's young generation`,
+      `kept after a full GC: ${mb(median(mino.map((r) => r.keptBytes)))} (${(median(mino.map((r) => r.keptBytes)) / bytes).toFixed(2)}x the file); the rest of the peak is V8's young generation and the garbage of reading`,
       `not in restore: parsing the kept history into items (store.context, for embedders; a request joins the kept text instead) takes ${ms(median(mino.map((r) => r.contextMs)))}`)
   ]
 }

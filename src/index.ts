@@ -22,6 +22,8 @@ export { Approver, type ApproverShape, type Decision } from "./approval/Approver
 export { type CompletedResponse, ModelClient, type ModelClientConfig, ModelError, type ModelEvent, type ModelRequest, requestItems } from "./model/ModelClient.js"
 export type { History } from "./model/History.js"
 export type { ResponseItem } from "./model/ResponseItem.js"
+/** The conversation's questions (`Agent.questions`, `SessionStore.questions`): read by index with `at`, kept outside the heap. */
+export type { Texts } from "./TextList.js"
 export * as Mino from "./Mino.js"
 export type { BashOptions, MinoOptions } from "./Mino.js"
 export * as Records from "./session/Records.js"

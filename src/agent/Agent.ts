@@ -11,6 +11,7 @@ import type * as Effect from "effect/Effect"
 import type { SessionWriteError } from "../session/DurableFile.js"
 import type { TurnStatus } from "../session/Records.js"
 import type { AgentEvent } from "./AgentEvent.js"
+import type { Texts } from "../TextList.js"
 
 export class AgentBusy extends Data.TaggedError("AgentBusy")<{ readonly message: string }> {}
 
@@ -24,7 +25,7 @@ export interface AgentShape {
   /** Notices from opening the session (recovery), for the user before the banner. */
   readonly notices: ReadonlyArray<string>
   /** The conversation's questions so far, oldest first (for the prompt's history); read-only. */
-  readonly questions: Effect.Effect<ReadonlyArray<string>>
+  readonly questions: Effect.Effect<Texts>
   /**
    * Runs one user turn to its end. `emit` receives display events in order and
    * the loop waits for each. Fails only when the session cannot be saved

@@ -1,20 +1,20 @@
 /**
  * The completed turns of a conversation in the form a request needs: each
- * record's contribution kept as JSON text (a slice of its saved line where the
- * line holds that text, sharing its memory), so that a request is assembled by
- * joining text instead of parsing and stringifying the history again: its cost
- * is about the cost of sending it.
+ * record's contribution kept as its request item's JSON text (made from the text
+ * its saved line holds, not parsed and stringified again), so that a request is
+ * assembled by joining text: its cost is about the cost of sending it.
  *
- * A question and a result are kept as the line's text of the question and of
- * the result, and written into their request items when the history is first
- * joined. Only reasoning items are sent differently per endpoint
+ * A question and a result are written into their request items as they are
+ * added. Only reasoning items are sent differently per endpoint
  * (`Endpoint.replayItem`) or left out after an adaptation (`Adaptation.ts`); a
  * response that holds one is reshaped when a request needs it so. The joined
  * text of the way last sent is kept, and only extended as turns are added.
  *
- * Pieces are held in flat arrays (a long session costs about its replayed text,
- * not an object per record).
+ * The texts are kept as UTF-8 outside the JavaScript heap (`TextList`), with
+ * their kinds in a typed array: a long session costs about its replayed bytes,
+ * and reading it at start-up does not grow the collector's young generation.
  */
+import { TextList } from "../TextList.js"
 import * as Endpoint from "./Endpoint.js"
 import type { ResponseItem } from "./ResponseItem.js"
 
@@ -26,18 +26,14 @@ const enum Kind {
   ItemsVerbatimReasoning,
   /** Output items with reasoning the endpoint takes in its own form (Endpoint.replayItem). */
   ItemsReshapedReasoning,
-  /** A question: its text as a JSON string. */
-  Question,
-  /** A result: its JSON text (sent as the `output` string of a `function_call_output`). */
-  Result
+  /** A question's user message, or a result's `function_call_output`: sent as they are to every endpoint. */
+  Input
 }
 
-/** One record's contribution to a turn. Made by `items`, `question` and `result`. */
+/** One record's contribution to a turn: its request text. Made by `items`, `question` and `result`. */
 export interface Piece {
   readonly kind: Kind
   readonly text: string
-  /** The call id of a result, as JSON. */
-  readonly callId?: string
 }
 
 const isReasoning = (item: ResponseItem): boolean => item["type"] === "reasoning"
@@ -71,13 +67,15 @@ export const items = (output: ReadonlyArray<ResponseItem>, json?: string): Piece
 }
 
 /** A question; `json`, when given, is its text as a JSON string. */
-export const question = (text: string, json?: string): Piece => ({ kind: Kind.Question, text: json ?? JSON.stringify(text) })
+export const question = (text: string, json?: string): Piece => ({
+  kind: Kind.Input,
+  text: `{"type":"message","role":"user","content":[{"type":"input_text","text":${json ?? JSON.stringify(text)}}]}`
+})
 
-/** A result of call `callId`; `json`, when given, is the result's JSON text. */
+/** A result of call `callId`; `json`, when given, is the result's JSON text (sent as the output string). */
 export const result = (callId: string, value: unknown, json?: string): Piece => ({
-  kind: Kind.Result,
-  text: json ?? JSON.stringify(value),
-  callId: JSON.stringify(callId)
+  kind: Kind.Input,
+  text: `{"type":"function_call_output","call_id":${JSON.stringify(callId)},"output":${JSON.stringify(json ?? JSON.stringify(value))}}`
 })
 
 /** One way of sending the history: the endpoint family, and how many first turns go without their reasoning. */
@@ -95,10 +93,9 @@ interface Cached {
 }
 
 export class History {
-  // The pieces, flat: kind, text, and a result's call id, by piece; where each turn ends.
-  private readonly kinds: Array<Kind> = []
-  private readonly texts: Array<string> = []
-  private readonly callIds: Array<string | undefined> = []
+  // The pieces, flat: kind and request text, by piece; where each turn ends.
+  private kinds = new Uint8Array(1024)
+  private readonly texts = new TextList()
   private readonly turnEnds: Array<number> = []
   /** The turns that hold reasoning, in order. */
   private readonly reasoningTurns: Array<number> = []
@@ -109,13 +106,18 @@ export class History {
   add(pieces: ReadonlyArray<Piece>): void {
     let reasoning = false
     for (const piece of pieces) {
-      this.kinds.push(piece.kind)
+      const index = this.texts.length
+      if (index === this.kinds.length) {
+        const larger = new Uint8Array(this.kinds.length * 2)
+        larger.set(this.kinds)
+        this.kinds = larger
+      }
+      this.kinds[index] = piece.kind
       this.texts.push(piece.text)
-      this.callIds.push(piece.callId)
       reasoning ||= piece.kind === Kind.ItemsVerbatimReasoning || piece.kind === Kind.ItemsReshapedReasoning
     }
     if (reasoning) this.reasoningTurns.push(this.turnEnds.length)
-    this.turnEnds.push(this.kinds.length)
+    this.turnEnds.push(this.texts.length)
   }
 
   /** How many turns it holds. */
@@ -141,12 +143,12 @@ export class History {
     const cached = this.cached
     let text = cached.json
     let turn = this.turnOf(cached.pieces)
-    for (let piece = cached.pieces; piece < this.kinds.length; piece++) {
+    for (let piece = cached.pieces; piece < this.texts.length; piece++) {
       while (this.turnEnds[turn]! <= piece) turn += 1
       const part = this.textOf(piece, turn < shape.withoutReasoningBefore, shape.family)
       if (part.length > 0) text = text.length === 0 ? part : text + "," + part
     }
-    cached.pieces = this.kinds.length
+    cached.pieces = this.texts.length
     cached.json = text
     return text
   }
@@ -154,7 +156,7 @@ export class History {
   /** The history's items as saved (every item verbatim), parsed: for tests and embedders. */
   items(): ReadonlyArray<ResponseItem> {
     const texts: Array<string> = []
-    for (let piece = 0; piece < this.kinds.length; piece++) {
+    for (let piece = 0; piece < this.texts.length; piece++) {
       const text = this.textOf(piece, false, undefined)
       if (text.length > 0) texts.push(text)
     }
@@ -170,12 +172,9 @@ export class History {
 
   /** Piece `piece`'s request text; `family` undefined: every item as saved. */
   private textOf(piece: number, withoutReasoning: boolean, family: Endpoint.Family | undefined): string {
-    const text = this.texts[piece]!
-    switch (this.kinds[piece]!) {
-      case Kind.Question:
-        return `{"type":"message","role":"user","content":[{"type":"input_text","text":${text}}]}`
-      case Kind.Result:
-        return `{"type":"function_call_output","call_id":${this.callIds[piece]!},"output":${JSON.stringify(text)}}`
+    const text = this.texts.at(piece)!
+    switch (this.kinds[piece]! as Kind) {
+      case Kind.Input:
       case Kind.Items:
         return text
       case Kind.ItemsVerbatimReasoning:

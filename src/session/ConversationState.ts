@@ -14,6 +14,7 @@
  * the file.
  */
 import * as History from "../model/History.js"
+import { TextList, type Texts } from "../TextList.js"
 import { acceptedCalls, functionCallOutput, type ResponseItem, userMessage } from "../model/ResponseItem.js"
 import { type ModelResponse, SET_ASIDE_TYPE, type SessionRecord, type ToolResultRecord, type UserInput } from "./Records.js"
 import type { Line } from "./SessionReader.js"
@@ -89,13 +90,6 @@ const savedText = (record: Readonly<Record<string, unknown>>, text: string, key:
   const at = text.indexOf(json)
   return at === -1 ? json : text.slice(at, at + json.length)
 }
-
-/**
- * A question as the prompt's history keeps it: where its line holds it as a JSON
- * string without escapes, the characters inside the quotes are the text itself, so
- * a slice of the line (not a copy) is kept; else the parsed text.
- */
-const keptQuestion = (record: UserInput, json: string): string => (json.includes("\\") ? record.text : json.slice(1, -1))
 
 /** The request items a committed record contributes (none for `tool_start`, `turn_end`). */
 const itemsOf = (record: SessionRecord): ReadonlyArray<ResponseItem> => {
@@ -178,8 +172,8 @@ export class ConversationState {
   readonly history = new History.History()
   /** Completed turns left out of the history, in file order. */
   readonly leftOut: Array<LeftOut> = []
-  /** Every question, oldest first. */
-  private readonly questionTexts: Array<string> = []
+  /** Every question, oldest first (kept outside the heap, as the history is). */
+  private readonly questionTexts = new TextList()
   private readonly open = new Map<string, TurnState>()
   private lineCount = 0
   private turnCount = 0
@@ -211,7 +205,7 @@ export class ConversationState {
     switch (record.type) {
       case "user_input": {
         const json = savedText(record, text, "text")
-        this.questionTexts.push(keptQuestion(record, json))
+        this.questionTexts.push(record.text)
         turn.question ??= record.text
         turn.time ??= record.time
         turn.check.question()
@@ -292,7 +286,7 @@ export class ConversationState {
   }
 
   /** Every question, oldest first: a live view, appended to as questions are committed. */
-  get questions(): ReadonlyArray<string> {
+  get questions(): Texts {
     return this.questionTexts
   }
 

@@ -30,6 +30,8 @@ export type Line =
   | Span & { readonly _tag: "Unreadable"; readonly turnId?: string; readonly terminated: boolean }
 
 const CHUNK = 1 << 22
+/** Decoded at a time: whole lines up to this many bytes. */
+const GROUP = 1 << 16
 
 /** The lines of the open file `fd`, from its start, read chunk by chunk. */
 export function* lines(fd: number): Generator<Line> {
@@ -55,24 +57,29 @@ export function* lines(fd: number): Generator<Line> {
       from = first + 1
       lineStart = end
     }
-    // The complete lines of the chunk are decoded as one string, and each line is a slice
-    // of it: far cheaper than decoding line by line, and a line kept is not a copy (the
-    // chunk's text is held while a line of it is). UTF-8 never has a 0x0a byte inside a character.
+    // The complete lines of the chunk are decoded a group at a time (up to GROUP bytes of whole
+    // lines, or one longer line), and each line is a slice of its group's string: far cheaper than
+    // decoding line by line, and small enough that a group's text is garbage before the collector
+    // next runs (a whole chunk's text would survive it). UTF-8 never has a 0x0a byte inside a character.
     const last = buffer.lastIndexOf(0x0a, read - 1)
     if (pieceBytes === 0 && last >= from) {
-      const chunk = buffer.toString("utf8", from, last + 1)
-      let at = from
-      let textAt = 0
-      while (at <= last) {
-        const newline = buffer.indexOf(0x0a, at)
-        const textEnd = chunk.indexOf("\n", textAt)
-        const end = position + newline + 1
-        if (newline > at) yield classify(chunk.slice(textAt, textEnd), lineStart, end, true)
-        at = newline + 1
-        textAt = textEnd + 1
-        lineStart = end
+      while (from <= last) {
+        const reach = from + GROUP - 1
+        const groupEnd = reach >= last ? last : Math.max(buffer.lastIndexOf(0x0a, reach), buffer.indexOf(0x0a, from))
+        const group = buffer.toString("utf8", from, groupEnd + 1)
+        let at = from
+        let textAt = 0
+        while (at <= groupEnd) {
+          const newline = buffer.indexOf(0x0a, at)
+          const textEnd = group.indexOf("\n", textAt)
+          const end = position + newline + 1
+          if (newline > at) yield classify(group.slice(textAt, textEnd), lineStart, end, true)
+          at = newline + 1
+          textAt = textEnd + 1
+          lineStart = end
+        }
+        from = groupEnd + 1
       }
-      from = last + 1
     }
     if (from < read) {
       if (pieceBytes <= MAX_RECORD_BYTES) pieces.push(Buffer.from(buffer.subarray(from, read)))

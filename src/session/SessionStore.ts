@@ -31,6 +31,7 @@ import { Secrets, type SecretsShape } from "../security/Secrets.js"
 import { type Closing, closingRecords, interrupted } from "./TurnClosing.js"
 import type { History } from "../model/History.js"
 import type { ResponseItem } from "../model/ResponseItem.js"
+import type { Texts } from "../TextList.js"
 
 export { ConversationNotFound, SessionBusy, SessionHomeError, SessionOpenError, SessionWriteError }
 
@@ -77,7 +78,7 @@ export interface SessionStoreShape {
   /** Every record in the session, oldest first: read back from the file when asked, not kept in memory. */
   readonly records: Effect.Effect<ReadonlyArray<SessionRecord>>
   /** Every question (`user_input` text) in the session, oldest first: kept in memory as records are committed. */
-  readonly questions: Effect.Effect<ReadonlyArray<string>>
+  readonly questions: Effect.Effect<Texts>
   /** The open turn `turnId` as saved so far: its items, call ids, unfinished calls. */
   readonly openTurn: (turnId: string) => Effect.Effect<OpenTurn | undefined>
   /** Encodes, writes and fsyncs one record; only then does the conversation advance. */

@@ -17,6 +17,7 @@
  */
 import type { Input, StopKey } from "./KeyDecoder.js"
 import * as LineEditor from "./LineEditor.js"
+import type { Texts } from "../TextList.js"
 
 export type Typed = Exclude<Input, { readonly _tag: "Stop" }>
 
@@ -120,7 +121,7 @@ export const feed = (gate: Gate, input: Input): Step => {
  * Shows a `You> ` prompt: what was typed while no prompt was shown counts as
  * typed at it, up to the first Enter (what follows waits for the next prompt).
  */
-export const open = (gate: Gate, history: ReadonlyArray<string>): Step => {
+export const open = (gate: Gate, history: Texts): Step => {
   let pending = gate._tag === "Idle" ? gate.pending : emptyQueue
   let current: Gate = { _tag: "Reading", editor: LineEditor.empty(history) }
   for (let next = dequeue(pending); next !== undefined; next = dequeue(pending)) {

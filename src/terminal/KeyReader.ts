@@ -37,6 +37,7 @@ import * as KeyDecoder from "./KeyDecoder.js"
 import * as LineEditor from "./LineEditor.js"
 import * as PromptLayout from "./PromptLayout.js"
 import * as Width from "./Width.js"
+import type { Texts } from "../TextList.js"
 
 /** An answer to the approval question, and whether any of it was pasted. */
 export interface Answer {
@@ -57,7 +58,7 @@ export interface KeyReaderOptions {
 }
 
 export interface KeyReader {
-  readonly readLine: (prompt: string, history: ReadonlyArray<string>) => Effect.Effect<Option.Option<string>>
+  readonly readLine: (prompt: string, history: Texts) => Effect.Effect<Option.Option<string>>
   /** Guards, then shows `prompt` and reads the answer; the screen above it must be written already. */
   readonly ask: (prompt: string) => Effect.Effect<Option.Option<Answer>>
 }

@@ -14,6 +14,7 @@ import * as Escape from "../security/Escape.js"
 import type { Input } from "./KeyDecoder.js"
 import * as Rope from "./Rope.js"
 import * as Width from "./Width.js"
+import type { Texts } from "../TextList.js"
 
 /** The texts of a rope's chunks in reading order, from the cursor outwards until `limit` code units (from the end back when `fromEnd`). */
 const chunkTexts = (rope: Rope.Rope, fromEnd: boolean, limit = Infinity): Array<string> => {
@@ -48,7 +49,7 @@ export interface Line {
 
 export interface Editor extends Line {
   /** Earlier questions, oldest first; `index === history.length` is the line being written. */
-  readonly history: ReadonlyArray<string>
+  readonly history: Texts
   readonly index: number
   /** What was being written before ↑ moved into the history. */
   readonly draft: Line
@@ -62,7 +63,7 @@ export type Action =
   /** Ctrl+D on an empty line. */
   | { readonly _tag: "EndOfInput" }
 
-export const empty = (history: ReadonlyArray<string> = []): Editor => ({
+export const empty = (history: Texts = []): Editor => ({
   before: undefined,
   after: undefined,
   history,
@@ -72,7 +73,7 @@ export const empty = (history: ReadonlyArray<string> = []): Editor => ({
 })
 
 /** The editor holding `text`, the cursor at its end. */
-export const of = (text: string, history: ReadonlyArray<string> = []): Editor => ({ ...empty(history), before: Rope.of(text) })
+export const of = (text: string, history: Texts = []): Editor => ({ ...empty(history), before: Rope.of(text) })
 
 export const text = (line: Line): string => Rope.text(line.before) + Rope.text(line.after)
 
@@ -88,11 +89,11 @@ const same = (editor: Editor): Action => ({ _tag: "Edit", editor })
 const insert = (editor: Editor, inserted: string): Action => edit(editor, { before: Rope.append(editor.before, inserted), after: editor.after })
 
 // Each history's questions as ropes, built the first time one is recalled (a cache of a pure function).
-const recalled = new WeakMap<ReadonlyArray<string>, Map<number, Rope.Rope>>()
-const historyRope = (history: ReadonlyArray<string>, index: number): Rope.Rope => {
+const recalled = new WeakMap<Texts, Map<number, Rope.Rope>>()
+const historyRope = (history: Texts, index: number): Rope.Rope => {
   const ropes = recalled.get(history) ?? new Map<number, Rope.Rope>()
   recalled.set(history, ropes)
-  const rope = ropes.get(index) ?? Rope.of(history[index] ?? "")
+  const rope = ropes.get(index) ?? Rope.of(history.at(index) ?? "")
   ropes.set(index, rope)
   return rope
 }

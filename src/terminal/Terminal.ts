@@ -27,6 +27,7 @@ import { REDACTED, Secrets, type SecretsShape } from "../security/Secrets.js"
 import type { StopKey } from "./KeyDecoder.js"
 import * as KeyReader from "./KeyReader.js"
 import * as LineReader from "./LineReader.js"
+import type { Texts } from "../TextList.js"
 
 export type { StopKey } from "./KeyDecoder.js"
 export type { Answer } from "./KeyReader.js"
@@ -43,7 +44,7 @@ export interface TerminalShape {
    */
   readonly readLine: (
     prompt: string,
-    options?: { readonly history?: ReadonlyArray<string> }
+    options?: { readonly history?: Texts }
   ) => Effect.Effect<Option.Option<string>>
   /**
    * Writes `screen` (an approval question), then shows `prompt` and reads the

@@ -52,7 +52,7 @@ const open = (home: string) =>
       notices: store.notices,
       items: store.history.items(),
       json: store.history.json("openai"),
-      questions: [...yield* store.questions]
+      questions: yield* Effect.map(store.questions, (texts) => Array.from({ length: texts.length }, (_, i) => texts.at(i)))
     }
   }).pipe(Effect.provide(SessionStore.layer({ home, sessionId: "demo" }).pipe(Layer.provide(Secrets.layerNone)))))
 

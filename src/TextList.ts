@@ -1,0 +1,90 @@
+/**
+ * A list of texts kept as UTF-8 bytes outside the JavaScript heap: appended,
+ * never changed, each read back (decoded) when asked for.
+ *
+ * Why: a long conversation's history is read at start-up, record by record, and
+ * kept for the whole chat. Kept as strings, every piece survives V8's young
+ * generation as it is read, and the collector answers that by growing the young
+ * generation to its largest size: that growth, not the history, was most of
+ * restore's peak memory. Bytes in Buffers are neither scanned nor moved by the
+ * collector, and UTF-8 is as compact as the session file itself.
+ *
+ * Texts are packed into slabs of 1 MiB (a larger text gets a slab of its own);
+ * where each one lies is kept in typed arrays, so a text costs its bytes and
+ * twelve more. A text that is not well-formed UTF-16 (a lone surrogate, which
+ * UTF-8 cannot hold) is kept as the string it is.
+ */
+const SLAB = 1 << 20
+/** A text of more than this gets a slab of its own, so a slab's unused end stays small. */
+const OWN_SLAB = SLAB >> 2
+
+const grown = (array: Uint32Array, length: number): Uint32Array => {
+  if (length < array.length) return array
+  const larger = new Uint32Array(array.length * 2)
+  larger.set(array)
+  return larger
+}
+
+/** Texts read by index, oldest first: a `TextList`, or an array. */
+export interface Texts {
+  readonly length: number
+  at(index: number): string | undefined
+}
+
+export class TextList implements Texts {
+  private readonly slabs: Array<Buffer> = []
+  /** The slab that takes small texts (-1 before the first), and how many of its bytes are used. */
+  private current = -1
+  private used = 0
+  private slabOf: Uint32Array = new Uint32Array(256)
+  private startOf: Uint32Array = new Uint32Array(256)
+  private endOf: Uint32Array = new Uint32Array(256)
+  /** Texts kept as strings: the ones UTF-8 cannot hold. */
+  private readonly strings = new Map<number, string>()
+  private count = 0
+
+  /** How many texts it holds. */
+  get length(): number {
+    return this.count
+  }
+
+  /** Appends `text`; its index is the length before. */
+  push(text: string): void {
+    const index = this.count
+    this.slabOf = grown(this.slabOf, index)
+    this.startOf = grown(this.startOf, index)
+    this.endOf = grown(this.endOf, index)
+    this.count += 1
+    if (!text.isWellFormed()) {
+      this.strings.set(index, text)
+      return
+    }
+    const bytes = Buffer.byteLength(text, "utf8")
+    if (bytes > OWN_SLAB) {
+      const slab = Buffer.allocUnsafeSlow(bytes)
+      slab.write(text, 0, "utf8")
+      this.place(index, this.slabs.push(slab) - 1, 0, bytes)
+      return
+    }
+    if (this.current === -1 || this.used + bytes > SLAB) {
+      this.current = this.slabs.push(Buffer.allocUnsafeSlow(SLAB)) - 1
+      this.used = 0
+    }
+    const start = this.used
+    this.used += this.slabs[this.current]!.write(text, start, "utf8")
+    this.place(index, this.current, start, this.used)
+  }
+
+  /** The text at `index` (counted from the end when negative, as `Array.at`), or undefined. */
+  at(index: number): string | undefined {
+    const at = index < 0 ? this.count + index : index
+    if (!Number.isInteger(at) || at < 0 || at >= this.count) return undefined
+    return this.strings.get(at) ?? this.slabs[this.slabOf[at]!]!.toString("utf8", this.startOf[at], this.endOf[at])
+  }
+
+  private place(index: number, slab: number, start: number, end: number): void {
+    this.slabOf[index] = slab
+    this.startOf[index] = start
+    this.endOf[index] = end
+  }
+}

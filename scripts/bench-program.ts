@@ -34,6 +34,7 @@ import { Agent } from "../src/agent/Agent.js"
 import type { AgentEvent } from "../src/agent/AgentEvent.js"
 import { Approver } from "../src/approval/Approver.js"
 import * as Mino from "../src/Mino.js"
+import * as BodyBuffers from "../src/model/BodyBuffers.js"
 import { ModelClient } from "../src/model/ModelClient.js"
 import * as RequestBody from "../src/model/RequestBody.js"
 import * as ResponsesServer from "../src/model/ResponsesServer.js"
@@ -444,7 +445,7 @@ const overflow = (options: typeof OverflowOptions.Type) =>
 const ScaleOptions = Schema.Struct({ dir: Schema.String, home: Schema.String, turns: Schema.Int })
 
 /** One POST of `body` to the loopback model, its reply read to the end. */
-const post = (agent: Http.Agent, port: number, body: string): Promise<void> =>
+const post = (agent: Http.Agent, port: number, body: string | Buffer): Promise<void> =>
   new Promise((resolve, reject) => {
     const request = Http.request(
       { host: "127.0.0.1", port, method: "POST", path: "/v1/responses", agent, headers: { "content-type": "application/json" } },
@@ -524,11 +525,13 @@ const scale = (options: typeof ScaleOptions.Type) =>
           })
         )
         const floor = cpu() - floorStarted
+        // Its memory back to the writer's pool, as the transport gives back a body it sent.
+        BodyBuffers.give(body)
         if (turn < 0) continue
         toPrompt.push(prompt)
         requestCpu.push(respondCpu)
         floorCpu.push(floor)
-        bodyBytes = Buffer.byteLength(body)
+        bodyBytes = body.byteLength
       }
       return { restoreMs, toPrompt: median(toPrompt), requestCpu: median(requestCpu), floorCpu: median(floorCpu), bodyBytes }
     }).pipe(Effect.provide(layer))

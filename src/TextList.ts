@@ -82,6 +82,18 @@ export class TextList implements Texts {
     return this.strings.get(at) ?? this.slabs[this.slabOf[at]!]!.toString("utf8", this.startOf[at], this.endOf[at])
   }
 
+  /** The UTF-8 length of the text at `index` (which must be in the list). */
+  byteLength(index: number): number {
+    const string = this.strings.get(index)
+    return string === undefined ? this.endOf[index]! - this.startOf[index]! : Buffer.byteLength(string, "utf8")
+  }
+
+  /** Copies the UTF-8 bytes of the text at `index` (in the list) into `target` at `at`; returns how many. */
+  copy(index: number, target: Buffer, at: number): number {
+    const string = this.strings.get(index)
+    return string === undefined ? this.slabs[this.slabOf[index]!]!.copy(target, at, this.startOf[index], this.endOf[index]) : target.write(string, at, "utf8")
+  }
+
   private place(index: number, slab: number, start: number, end: number): void {
     this.slabOf[index] = slab
     this.startOf[index] = start

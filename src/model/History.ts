@@ -1,18 +1,21 @@
 /**
  * The completed turns of a conversation in the form a request needs: each
  * record's contribution kept as its request item's JSON text (made from the text
- * its saved line holds, not parsed and stringified again), so that a request is
- * assembled by joining text: its cost is about the cost of sending it.
+ * its saved line holds, not parsed and stringified again), so that a request's
+ * body is assembled by copying bytes: its cost is about the cost of sending it.
  *
- * A question and a result are written into their request items as they are
- * added. Only reasoning items are sent differently per endpoint
- * (`Endpoint.replayItem`) or left out after an adaptation (`Adaptation.ts`); a
- * response that holds one is reshaped when a request needs it so. The joined
- * text of the way last sent is kept, and only extended as turns are added.
+ * A result is written into its request item as it is added; a question is the
+ * one the conversation keeps for ↑ (`ConversationState`), not a second copy, and
+ * is written into its user message as a request is assembled. Only reasoning
+ * items are sent differently per endpoint (`Endpoint.replayItem`) or left out
+ * after an adaptation (`Adaptation.ts`); a response that holds one is reshaped
+ * the first time a request needs it so, and kept in that shape while requests
+ * are sent that way.
  *
  * The texts are kept as UTF-8 outside the JavaScript heap (`TextList`), with
- * their kinds in a typed array: a long session costs about its replayed bytes,
- * and reading it at start-up does not grow the collector's young generation.
+ * their kinds in typed arrays: a long session costs about its replayed bytes,
+ * reading it at start-up does not grow the collector's young generation, and a
+ * request's body is one Buffer, never a second copy of the history as a string.
  */
 import { TextList } from "../TextList.js"
 import * as Endpoint from "./Endpoint.js"
@@ -26,15 +29,26 @@ const enum Kind {
   ItemsVerbatimReasoning,
   /** Output items with reasoning the endpoint takes in its own form (Endpoint.replayItem). */
   ItemsReshapedReasoning,
-  /** A question's user message, or a result's `function_call_output`: sent as they are to every endpoint. */
-  Input
+  /** A user message or a result's `function_call_output`: sent as they are to every endpoint. */
+  Input,
+  /** A question the conversation keeps (its JSON string, by its place among them), sent as a user message. */
+  Question
 }
 
-/** One record's contribution to a turn: its request text. Made by `items`, `question` and `result`. */
+/** One record's contribution to a turn: its request text, or the question it asks. Made by `items`, `question` and `result`. */
 export interface Piece {
   readonly kind: Kind
   readonly text: string
+  /** A question's place among the questions the history was given (`Kind.Question`). */
+  readonly asked?: number
 }
+
+/** A question's user message, around the question as a JSON string. */
+const HEAD = `{"type":"message","role":"user","content":[{"type":"input_text","text":`
+const TAIL = "}]}"
+const QUESTION_HEAD = Buffer.from(HEAD)
+const QUESTION_TAIL = Buffer.from(TAIL)
+const COMMA = 0x2c
 
 const isReasoning = (item: ResponseItem): boolean => item["type"] === "reasoning"
 
@@ -66,11 +80,15 @@ export const items = (output: ReadonlyArray<ResponseItem>, json?: string): Piece
   return { kind, text: json ?? joined(output) }
 }
 
-/** A question; `json`, when given, is its text as a JSON string. */
-export const question = (text: string, json?: string): Piece => ({
-  kind: Kind.Input,
-  text: `{"type":"message","role":"user","content":[{"type":"input_text","text":${json ?? JSON.stringify(text)}}]}`
-})
+/**
+ * A question; `json`, when given, is its text as a JSON string. `asked`, when
+ * given, is its place among the questions the history was made with: the history
+ * then keeps no copy of its own.
+ */
+export const question = (text: string, json?: string, asked?: number): Piece =>
+  asked === undefined
+    ? { kind: Kind.Input, text: `${HEAD}${json ?? JSON.stringify(text)}${TAIL}` }
+    : { kind: Kind.Question, text: json ?? JSON.stringify(text), asked }
 
 /** A result of call `callId`; `json`, when given, is the result's JSON text (sent as the output string). */
 export const result = (callId: string, value: unknown, json?: string): Piece => ({
@@ -78,29 +96,53 @@ export const result = (callId: string, value: unknown, json?: string): Piece => 
   text: `{"type":"function_call_output","call_id":${JSON.stringify(callId)},"output":${JSON.stringify(json ?? JSON.stringify(value))}}`
 })
 
-/** One way of sending the history: the endpoint family, and how many first turns go without their reasoning. */
-interface Shape {
-  readonly family: Endpoint.Family
-  readonly withoutReasoningBefore: number
+/** The request text of one shape of the history: its UTF-8 length, and a copy of it into a buffer. */
+export interface RequestText {
+  readonly bytes: number
+  /** Copies the text into `target` at `at`; returns the number of bytes copied. */
+  readonly copy: (target: Buffer, at: number) => number
 }
 
-/** The joined text of the shape last sent. */
-interface Cached {
+/** The request text of the shape last sent, assembled: `used` bytes of `bytes`, the first `pieces` pieces. */
+interface Assembled {
   readonly key: string
-  /** Pieces already in `json`. */
   pieces: number
-  json: string
+  bytes: Buffer
+  used: number
+}
+
+/** The reshaped pieces of the shape last sent, computed when first needed. */
+interface Reshaped {
+  readonly key: string
+  readonly texts: TextList
+  /** By piece: 1 + its entry in `texts`, or 0 while not computed. */
+  entry: Uint32Array
+}
+
+const grown = (array: Uint32Array, length: number): Uint32Array => {
+  if (length < array.length) return array
+  const larger = new Uint32Array(Math.max(array.length * 2, length + 1))
+  larger.set(array)
+  return larger
 }
 
 export class History {
-  // The pieces, flat: kind and request text, by piece; where each turn ends.
-  private kinds = new Uint8Array(1024)
+  // The pieces, flat: kind, request text (empty for a question) and a question's place, by piece; where each turn ends.
+  private kinds: Uint8Array = new Uint8Array(1024)
+  private asked: Uint32Array = new Uint32Array(1024)
   private readonly texts = new TextList()
   private readonly turnEnds: Array<number> = []
   /** The turns that hold reasoning, in order. */
   private readonly reasoningTurns: Array<number> = []
   /** One shape at a time: an endpoint is sent one way until an adaptation changes it. */
-  private cached: Cached | undefined
+  private reshaped: Reshaped | undefined
+  private assembled: Assembled | undefined
+
+  /**
+   * `questions`: the conversation's questions as JSON strings, where a
+   * `Kind.Question` piece finds its text (without it, every question is kept here).
+   */
+  constructor(private readonly questions?: TextList) {}
 
   /** Adds a completed turn (its records' pieces, in order). */
   add(pieces: ReadonlyArray<Piece>): void {
@@ -112,8 +154,16 @@ export class History {
         larger.set(this.kinds)
         this.kinds = larger
       }
-      this.kinds[index] = piece.kind
-      this.texts.push(piece.text)
+      this.asked = grown(this.asked, index)
+      if (piece.kind === Kind.Question && piece.asked !== undefined && this.questions !== undefined) {
+        this.kinds[index] = Kind.Question
+        this.asked[index] = piece.asked
+        this.texts.push("")
+      } else {
+        const kind = piece.kind === Kind.Question ? Kind.Input : piece.kind
+        this.kinds[index] = kind
+        this.texts.push(piece.kind === Kind.Question ? `${HEAD}${piece.text}${TAIL}` : piece.text)
+      }
       reasoning ||= piece.kind === Kind.ItemsVerbatimReasoning || piece.kind === Kind.ItemsReshapedReasoning
     }
     if (reasoning) this.reasoningTurns.push(this.turnEnds.length)
@@ -134,33 +184,88 @@ export class History {
   /**
    * The input items of every turn as `family` takes them back, the first
    * `withoutReasoningBefore` turns without their reasoning: JSON array elements
-   * joined by commas ("" when there are none).
+   * joined by commas (no bytes when there are none). The bytes of the shape last
+   * sent are kept assembled, and only extended as turns are added: a request
+   * copies them once.
    */
-  json(family: Endpoint.Family, withoutReasoningBefore = 0): string {
-    const shape: Shape = { family, withoutReasoningBefore: Math.min(withoutReasoningBefore, this.turns) }
-    const key = `${shape.family} ${shape.withoutReasoningBefore}`
-    if (this.cached?.key !== key) this.cached = { key, pieces: 0, json: "" }
-    const cached = this.cached
-    let text = cached.json
-    let turn = this.turnOf(cached.pieces)
-    for (let piece = cached.pieces; piece < this.texts.length; piece++) {
-      while (this.turnEnds[turn]! <= piece) turn += 1
-      const part = this.textOf(piece, turn < shape.withoutReasoningBefore, shape.family)
-      if (part.length > 0) text = text.length === 0 ? part : text + "," + part
+  request(family: Endpoint.Family, withoutReasoningBefore = 0): RequestText {
+    const before = Math.min(withoutReasoningBefore, this.turns)
+    const key = `${family} ${before}`
+    if (this.assembled?.key !== key) this.assembled = { key, pieces: 0, bytes: Buffer.alloc(0), used: 0 }
+    const assembled = this.assembled
+    if (assembled.pieces < this.texts.length) {
+      const added = this.span(family, before, assembled.pieces, assembled.used > 0)
+      if (assembled.used + added.bytes > assembled.bytes.length) {
+        // Room for this and as much again: a long chat copies its history a few times, not per turn.
+        const larger = Buffer.allocUnsafeSlow(2 * (assembled.used + added.bytes))
+        assembled.bytes.copy(larger, 0, 0, assembled.used)
+        assembled.bytes = larger
+      }
+      assembled.used += added.copy(assembled.bytes, assembled.used)
+      assembled.pieces = this.texts.length
     }
-    cached.pieces = this.texts.length
-    cached.json = text
-    return text
+    const { bytes, used } = assembled
+    return { bytes: used, copy: (target, at) => bytes.copy(target, at, 0, used) }
+  }
+
+  /** `request`'s text (`undefined`: every item as saved), as a string, made afresh: for tests and embedders. */
+  json(family: Endpoint.Family | undefined, withoutReasoningBefore = 0): string {
+    const text = this.span(family, Math.min(withoutReasoningBefore, this.turns), 0, false)
+    const bytes = Buffer.allocUnsafe(text.bytes)
+    text.copy(bytes, 0)
+    return bytes.toString("utf8")
   }
 
   /** The history's items as saved (every item verbatim), parsed: for tests and embedders. */
   items(): ReadonlyArray<ResponseItem> {
-    const texts: Array<string> = []
-    for (let piece = 0; piece < this.texts.length; piece++) {
-      const text = this.textOf(piece, false, undefined)
-      if (text.length > 0) texts.push(text)
+    return JSON.parse(`[${this.json(undefined)}]`) as ReadonlyArray<ResponseItem>
+  }
+
+  /**
+   * The request text of the pieces from `from` on, as `family` takes them back
+   * (`undefined`: as saved), the turns before `before` without their reasoning;
+   * each part after a comma, the first too when `comma`.
+   */
+  private span(family: Endpoint.Family | undefined, before: number, from: number, comma: boolean): RequestText {
+    const reshaped = family === undefined ? undefined : this.reshapedFor(`${family} ${before}`)
+    // A piece's bytes: its reshaped text (`reshaped.texts`), the question it asks, or its own text.
+    const size = (piece: number, turn: number): number => {
+      if (this.kinds[piece]! as Kind === Kind.Question) {
+        return QUESTION_HEAD.length + this.questions!.byteLength(this.asked[piece]!) + QUESTION_TAIL.length
+      }
+      const entry = reshaped === undefined ? -1 : this.reshapedEntry(reshaped, piece, family!, turn < before)
+      return entry === -1 ? this.texts.byteLength(piece) : reshaped!.texts.byteLength(entry)
     }
-    return JSON.parse(`[${texts.join(",")}]`) as ReadonlyArray<ResponseItem>
+    const copy = (piece: number, turn: number, target: Buffer, at: number): number => {
+      if (this.kinds[piece]! as Kind === Kind.Question) {
+        let written = QUESTION_HEAD.copy(target, at)
+        written += this.questions!.copy(this.asked[piece]!, target, at + written)
+        return written + QUESTION_TAIL.copy(target, at + written)
+      }
+      const entry = reshaped === undefined ? -1 : this.reshapedEntry(reshaped, piece, family!, turn < before)
+      return entry === -1 ? this.texts.copy(piece, target, at) : reshaped!.texts.copy(entry, target, at)
+    }
+    const pieces = this.texts.length
+    const first = this.turnOf(from)
+    let bytes = 0
+    for (let piece = from, turn = first, parts = comma ? 1 : 0; piece < pieces; piece++) {
+      while (this.turnEnds[turn]! <= piece) turn += 1
+      const length = size(piece, turn)
+      if (length > 0) bytes += parts++ === 0 ? length : length + 1
+    }
+    return {
+      bytes,
+      copy: (target, at) => {
+        let written = 0
+        for (let piece = from, turn = first, parts = comma ? 1 : 0; piece < pieces; piece++) {
+          while (this.turnEnds[turn]! <= piece) turn += 1
+          if (size(piece, turn) === 0) continue
+          if (parts++ > 0) target[at + written++] = COMMA
+          written += copy(piece, turn, target, at + written)
+        }
+        return written
+      }
+    }
   }
 
   /** The turn piece `piece` belongs to. */
@@ -170,22 +275,29 @@ export class History {
     return turn
   }
 
-  /** Piece `piece`'s request text; `family` undefined: every item as saved. */
-  private textOf(piece: number, withoutReasoning: boolean, family: Endpoint.Family | undefined): string {
-    const text = this.texts.at(piece)!
+  /** The reshaped pieces of shape `key`, kept while requests are sent that way. */
+  private reshapedFor(key: string): Reshaped {
+    if (this.reshaped?.key !== key) this.reshaped = { key, texts: new TextList(), entry: new Uint32Array(this.texts.length + 1) }
+    this.reshaped.entry = grown(this.reshaped.entry, this.texts.length)
+    return this.reshaped
+  }
+
+  /** Piece `piece`'s entry among the reshaped texts, or -1 when it goes as it is. */
+  private reshapedEntry(reshaped: Reshaped, piece: number, family: Endpoint.Family, withoutReasoning: boolean): number {
     switch (this.kinds[piece]! as Kind) {
-      case Kind.Input:
-      case Kind.Items:
-        return text
       case Kind.ItemsVerbatimReasoning:
-        if (!withoutReasoning || family === undefined) return text
+        if (!withoutReasoning) return -1
         break
       case Kind.ItemsReshapedReasoning:
-        if (family === undefined) return text
         break
+      default:
+        return -1
     }
-    if (family === undefined) return text
-    const output = JSON.parse(`[${text}]`) as ReadonlyArray<ResponseItem>
-    return joined(Endpoint.replay(family, withoutReasoning ? output.filter((item) => !isReasoning(item)) : output))
+    const known = reshaped.entry[piece]!
+    if (known > 0) return known - 1
+    const output = JSON.parse(`[${this.texts.at(piece)!}]`) as ReadonlyArray<ResponseItem>
+    reshaped.texts.push(joined(Endpoint.replay(family, withoutReasoning ? output.filter((item) => !isReasoning(item)) : output)))
+    reshaped.entry[piece] = reshaped.texts.length
+    return reshaped.texts.length - 1
   }
 }

@@ -15,6 +15,7 @@ import * as Http from "node:http"
 import type * as Https from "node:https"
 import type * as Stream from "node:stream"
 import type * as Zlib from "node:zlib"
+import * as BodyBuffers from "./BodyBuffers.js"
 
 /** The endpoint answered with a redirect to another origin; Mino does not follow it. */
 export class CrossOriginRedirect extends Error {
@@ -126,12 +127,35 @@ export const make = (): HttpTransport => {
   const httpAgent = new Http.Agent({ keepAlive: true })
   let httpsAgent: Https.Agent | undefined
 
-  const send = async (url: URL, init: RequestInit, body: string | Buffer | undefined, redirects: number): Promise<Response> => {
+  /**
+   * Sends `body` to `url`; `opened` counts each request made with it (a redirect's
+   * and a stale socket's retry too), whose close `closed` then reports.
+   */
+  const send = async (
+    url: URL,
+    init: RequestInit,
+    body: string | Buffer | undefined,
+    redirects: number,
+    uses: { readonly opened: () => void; readonly closed: () => void }
+  ): Promise<Response> => {
+    // Held from here until this send's request is open (then its close counts), or it fails before one.
+    uses.opened()
+    let held = true
+    const release = () => {
+      if (held) uses.closed()
+      held = false
+    }
     const signal = init.signal ?? undefined
-    if (signal?.aborted === true) throw abortReason(signal)
-    const https = url.protocol === "https:" ? await loadHttps() : undefined
-    if (url.protocol !== "https:" && url.protocol !== "http:") {
-      throw new TypeError(`the model endpoint must be http or https, not ${url.protocol}`)
+    let https: typeof Https | undefined
+    try {
+      if (signal?.aborted === true) throw abortReason(signal)
+      https = url.protocol === "https:" ? await loadHttps() : undefined
+      if (url.protocol !== "https:" && url.protocol !== "http:") {
+        throw new TypeError(`the model endpoint must be http or https, not ${url.protocol}`)
+      }
+    } catch (cause) {
+      release()
+      throw cause
     }
     const agent = https === undefined ? httpAgent : (httpsAgent ??= new https.Agent({ keepAlive: true }))
     const headers: Record<string, string> = {}
@@ -149,7 +173,7 @@ export const make = (): HttpTransport => {
         if (target.origin !== url.origin) throw new CrossOriginRedirect(url.origin, target.origin)
         if ((status === 307 || status === 308) && redirects < MAX_REDIRECTS) {
           response.resume()
-          return send(target, init, body, redirects + 1)
+          return send(target, init, body, redirects + 1, uses)
         }
         // Not followed: the reply is the answer, its body read as any other's (drained, it would never end).
       }
@@ -172,9 +196,14 @@ export const make = (): HttpTransport => {
       new Promise<Response>((resolve, reject) => {
         const options = { method: init.method ?? "GET", headers, agent }
         const request = https === undefined ? Http.request(url, options) : https.request(url, options)
+        uses.opened()
+        release()
         const onAbort = () => request.destroy(abortReason(signal!))
         signal?.addEventListener("abort", onAbort, { once: true })
-        request.on("close", () => signal?.removeEventListener("abort", onAbort))
+        request.on("close", () => {
+          signal?.removeEventListener("abort", onAbort)
+          uses.closed()
+        })
         request.on("error", (cause) => {
           // A kept-alive socket the server closed meanwhile: once, on a fresh one (Node's advice).
           if (retryStale && request.reusedSocket && isStaleSocketError(cause) && signal?.aborted !== true) {
@@ -198,7 +227,16 @@ export const make = (): HttpTransport => {
       return Promise.reject(new TypeError("the model transport takes a URL, not a Request"))
     }
     try {
-      return send(new URL(input), init, requestBody(init.body), 0)
+      const body = requestBody(init.body)
+      // A body's memory goes back to the writer's pool once no request of it is open (BodyBuffers).
+      let open = 0
+      const uses = {
+        opened: () => void (open += 1),
+        closed: () => {
+          if (--open === 0 && body !== undefined && typeof body !== "string") BodyBuffers.give(body)
+        }
+      }
+      return send(new URL(input), init, body, 0, uses)
     } catch (cause) {
       return Promise.reject(cause)
     }

@@ -1,12 +1,14 @@
 /**
- * A model request and its body as JSON text. The history is already text
- * (`History.ts`); the body joins it with this turn's items, so the cost of a
- * request grows with what is sent, not with parsing or stringifying the
- * conversation again. Every item goes back as the endpoint takes it
+ * A model request and its body as JSON bytes. The history is already text, kept
+ * as UTF-8 (`History.ts`); the body is one Buffer that it is copied into beside
+ * this turn's items, so the cost of a request grows with what is sent, not with
+ * parsing or stringifying the conversation again, and no string of the whole
+ * history is ever made. Every item goes back as the endpoint takes it
  * (`Endpoint.replay`); `store: false`, `parallel_tool_calls: false`, streaming,
  * and `include` of encrypted reasoning unless the endpoint refused it.
  */
 import type { ToolDefinition } from "../tools/Tool.js"
+import * as BodyBuffers from "./BodyBuffers.js"
 import * as Endpoint from "./Endpoint.js"
 import { type History, joined } from "./History.js"
 import type { ResponseItem } from "./ResponseItem.js"
@@ -57,12 +59,19 @@ export const writer = (family: Endpoint.Family) => {
     }
     return { instructions: instructionsJson, tools }
   }
-  return (request: ModelRequest, shape: Shape): string => {
-    const history = request.history?.json(family, shape.withoutReasoningBefore) ?? ""
+  return (request: ModelRequest, shape: Shape): Buffer => {
+    const history = request.history?.request(family, shape.withoutReasoningBefore)
     const current = joined(Endpoint.replay(family, request.input))
-    const input = history.length === 0 || current.length === 0 ? history + current : `${history},${current}`
     const { instructions, tools } = constant(request)
-    return `{"model":${JSON.stringify(request.model)},"instructions":${instructions},"input":[${input}],"tools":${tools},` +
+    const head = `{"model":${JSON.stringify(request.model)},"instructions":${instructions},"input":[`
+    const rest = `${history !== undefined && history.bytes > 0 && current.length > 0 ? "," : ""}${current}],"tools":${tools},` +
       `"store":false,${shape.include ? `"include":["reasoning.encrypted_content"],` : ""}"parallel_tool_calls":false,"stream":true}`
+    const headBytes = Buffer.byteLength(head)
+    const historyBytes = history?.bytes ?? 0
+    const body = BodyBuffers.take(headBytes + historyBytes + Buffer.byteLength(rest))
+    body.write(head, 0)
+    history?.copy(body, headBytes)
+    body.write(rest, headBytes + historyBytes)
+    return body
   }
 }

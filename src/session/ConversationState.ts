@@ -121,13 +121,16 @@ class TurnState {
   /** `number`: its place among the conversation's turns in the order they begin, from 1 (as `mino log` numbers them). */
   constructor(readonly turnId: string, readonly firstLine: number, readonly number: number) {}
 
-  /** Adds a record's items; `saved` is the JSON text of its question, output or result (`savedText`). */
-  add(record: UserInput | ModelResponse | ToolResultRecord, saved: string): void {
+  /**
+   * Adds a record's items; `saved` is the JSON text of its question, output or
+   * result (`savedText`); `asked`, a question's place among the conversation's.
+   */
+  add(record: UserInput | ModelResponse | ToolResultRecord, saved: string, asked?: number): void {
     this.records.push(record)
     try {
       switch (record.type) {
         case "user_input":
-          this.pieces.push(History.question(record.text, saved))
+          this.pieces.push(History.question(record.text, saved, asked))
           return
         case "model_response":
           this.pieces.push(History.items(record.output, saved.slice(1, -1)))
@@ -167,13 +170,24 @@ class TurnState {
   }
 }
 
+/** JSON strings, read as the strings they hold. */
+const parsed = (texts: TextList): Texts => ({
+  get length() {
+    return texts.length
+  },
+  at: (index) => {
+    const json = texts.at(index)
+    return json === undefined ? undefined : JSON.parse(json) as string
+  }
+})
+
 export class ConversationState {
+  /** Every question, oldest first, as its JSON string: kept once, for ↑ and for the history (outside the heap). */
+  private readonly questionTexts = new TextList()
   /** The completed, whole turns in the form a request needs. */
-  readonly history = new History.History()
+  readonly history = new History.History(this.questionTexts)
   /** Completed turns left out of the history, in file order. */
   readonly leftOut: Array<LeftOut> = []
-  /** Every question, oldest first (kept outside the heap, as the history is). */
-  private readonly questionTexts = new TextList()
   private readonly open = new Map<string, TurnState>()
   private lineCount = 0
   private turnCount = 0
@@ -205,11 +219,11 @@ export class ConversationState {
     switch (record.type) {
       case "user_input": {
         const json = savedText(record, text, "text")
-        this.questionTexts.push(record.text)
+        this.questionTexts.push(json)
         turn.question ??= record.text
         turn.time ??= record.time
         turn.check.question()
-        turn.add(record, json)
+        turn.add(record, json, this.questionTexts.length - 1)
         return
       }
       case "model_response": {
@@ -286,9 +300,7 @@ export class ConversationState {
   }
 
   /** Every question, oldest first: a live view, appended to as questions are committed. */
-  get questions(): Texts {
-    return this.questionTexts
-  }
+  readonly questions: Texts = parsed(this.questionTexts)
 
   /** The view of turn `turnId` while it is open. */
   openTurn(turnId: string): OpenTurn | undefined {

@@ -253,7 +253,7 @@ const open = <E>(layer: Layer.Layer<SessionStore, E>) =>
         history: store.history,
         input: [{ type: "message", role: "user", content: [{ type: "input_text", text: QUESTION }] }],
         tools: [BASH]
-      }, { include: true, withoutReasoningBefore: 0 }),
+      }, { include: true, withoutReasoningBefore: 0 }).toString("utf8"),
       records: yield* store.records
     } satisfies Opened
   }).pipe(Effect.provide(layer)))

@@ -204,14 +204,17 @@ export const make = (): HttpTransport => {
           signal?.removeEventListener("abort", onAbort)
           uses.closed()
         })
+        let answered = false
         request.on("error", (cause) => {
-          // A kept-alive socket the server closed meanwhile: once, on a fresh one (Node's advice).
-          if (retryStale && request.reusedSocket && isStaleSocketError(cause) && signal?.aborted !== true) {
+          // A kept-alive socket the server closed meanwhile: once, on a fresh one (Node's advice);
+          // never once the server has answered (it took the request: sending it again would ask twice).
+          if (retryStale && !answered && request.reusedSocket && isStaleSocketError(cause) && signal?.aborted !== true) {
             return resolve(attempt(false))
           }
           reject(cause)
         })
         request.on("response", (response) => {
+          answered = true
           respond(response, request).then(resolve, (cause: unknown) => {
             request.destroy()
             reject(cause)

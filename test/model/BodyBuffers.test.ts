@@ -113,4 +113,35 @@ describe("request bodies' memory", () => {
     expect(server.bodies).toEqual([sent.sha, sent.sha])
     await server.close()
   })
+
+  it("a reused socket reset after the server answered is not sent again: the request is asked once", async () => {
+    let arrivals = 0
+    let reset = () => {}
+    const server = Http.createServer((request, response) => {
+      arrivals += 1
+      if (request.url === "/warm") {
+        request.resume()
+        response.end("warm")
+        return
+      }
+      // Answered at once, the body unread; the connection is reset once the client has the answer
+      // (a case a red-team session found).
+      response.writeHead(200, { "content-length": "2" })
+      response.end("ok")
+      reset = () => request.socket.resetAndDestroy()
+    })
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    const { port } = server.address() as Net.AddressInfo
+    const transport = HttpTransport.make()
+    expect(await (await transport.fetch(`http://127.0.0.1:${port}/warm`, { method: "POST", body: "x" })).text()).toBe("warm")
+    // Larger than the sockets' buffers: the body is still being written when the connection is reset.
+    const sent = body(48 * MIB)
+    expect(await (await transport.fetch(`http://127.0.0.1:${port}/big`, { method: "POST", body: sent.bytes })).text()).toBe("ok")
+    reset()
+    // Given back: every request made with it has closed, so a retry would already have arrived.
+    await givenBack(sent.bytes)
+    expect(arrivals).toBe(2)
+    server.closeAllConnections()
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+  })
 })

@@ -7,6 +7,8 @@
  * it has closed, a redirect's and a retry's too), so no body is ever written while
  * a socket may still read it; one spare is kept, the largest given back.
  */
+import { constants } from "node:buffer"
+
 /** Bodies smaller than this come from Node's own pool, as any small Buffer. */
 const REUSED = 1 << 20
 
@@ -19,7 +21,7 @@ export const take = (size: number): Buffer => {
   const reused = spare !== undefined && spare.length >= size ? spare : undefined
   if (reused !== undefined) spare = undefined
   // A quarter more than asked: the next body of a growing conversation fits (memory not written costs nothing).
-  const whole = reused ?? Buffer.allocUnsafeSlow(size + (size >> 2))
+  const whole = reused ?? Buffer.allocUnsafeSlow(Math.max(size, Math.min(size + (size >> 2), constants.MAX_LENGTH)))
   lent.add(whole.buffer)
   return whole.subarray(0, size)
 }

@@ -17,6 +17,7 @@
  * reading it at start-up does not grow the collector's young generation, and a
  * request's body is one Buffer, never a second copy of the history as a string.
  */
+import { constants } from "node:buffer"
 import { TextList } from "../TextList.js"
 import * as Endpoint from "./Endpoint.js"
 import type { ResponseItem } from "./ResponseItem.js"
@@ -49,6 +50,8 @@ const TAIL = "}]}"
 const QUESTION_HEAD = Buffer.from(HEAD)
 const QUESTION_TAIL = Buffer.from(TAIL)
 const COMMA = 0x2c
+/** The largest Buffer Node makes. */
+const MAX_LENGTH = constants.MAX_LENGTH
 
 const isReasoning = (item: ResponseItem): boolean => item["type"] === "reasoning"
 
@@ -197,7 +200,8 @@ export class History {
       const added = this.span(family, before, assembled.pieces, assembled.used > 0)
       if (assembled.used + added.bytes > assembled.bytes.length) {
         // Room for this and as much again: a long chat copies its history a few times, not per turn.
-        const larger = Buffer.allocUnsafeSlow(2 * (assembled.used + added.bytes))
+        const needed = assembled.used + added.bytes
+        const larger = Buffer.allocUnsafeSlow(Math.max(needed, Math.min(2 * needed, MAX_LENGTH)))
         assembled.bytes.copy(larger, 0, 0, assembled.used)
         assembled.bytes = larger
       }

@@ -9,8 +9,6 @@
  * client loads the openai SDK as it is built, and a practice request to a
  * loopback server brings in the rest of the request's way.
  */
-import * as V8 from "node:v8"
-import * as Vm from "node:vm"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -53,7 +51,7 @@ export const build = (options: ChatAgentOptions): Effect.Effect<AgentShape, neve
       Effect.orDie
     )
     // Beside the first turn, should that come first: it waits for none of it.
-    yield* Effect.forkScoped(Effect.zipRight(practice, collectYoung))
+    yield* Effect.forkScoped(practice)
     return Context.get(context, Agent)
   })
 
@@ -70,16 +68,3 @@ const practice = Effect.scoped(Effect.gen(function*() {
   const client = yield* Layer.build(ModelClient.layer({ baseURL: server.url, maxRetries: 0 }).pipe(Layer.provide(Secrets.layerPlaceholder("practice"))))
   yield* Stream.runDrain(Context.get(client, ModelClient).respond({ model: "practice", instructions: "", input: [], tools: [] }))
 })).pipe(Effect.ignore)
-
-/**
- * A collection of the young generation once the practice is over, while the
- * user is still typing: loading and compiling the request's way leaves the
- * young generation full of garbage, and its collection otherwise falls in the
- * first turn (5 ms of it, measured). `gc` is V8's own function, exposed for this
- * (the way test runners find leaks); a minor collection takes a millisecond or two.
- */
-const collectYoung = Effect.sync(() => {
-  V8.setFlagsFromString("--expose-gc")
-  const gc = Vm.runInNewContext("gc") as (options: { readonly type: "minor" }) => void
-  gc({ type: "minor" })
-})

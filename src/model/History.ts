@@ -18,7 +18,7 @@
  * request's body is one Buffer, never a second copy of the history as a string.
  */
 import { constants } from "node:buffer"
-import { TextList } from "../TextList.js"
+import { grown, TextList } from "../TextList.js"
 import * as Endpoint from "./Endpoint.js"
 import type { ResponseItem } from "./ResponseItem.js"
 
@@ -122,13 +122,6 @@ interface Reshaped {
   entry: Uint32Array
 }
 
-const grown = (array: Uint32Array, length: number): Uint32Array => {
-  if (length < array.length) return array
-  const larger = new Uint32Array(Math.max(array.length * 2, length + 1))
-  larger.set(array)
-  return larger
-}
-
 export class History {
   // The pieces, flat: kind, request text (empty for a question) and a question's place, by piece; where each turn ends.
   private kinds: Uint8Array = new Uint8Array(1024)
@@ -152,11 +145,7 @@ export class History {
     let reasoning = false
     for (const piece of pieces) {
       const index = this.texts.length
-      if (index === this.kinds.length) {
-        const larger = new Uint8Array(this.kinds.length * 2)
-        larger.set(this.kinds)
-        this.kinds = larger
-      }
+      this.kinds = grown(this.kinds, index)
       this.asked = grown(this.asked, index)
       if (piece.kind === Kind.Question && piece.asked !== undefined && this.questions !== undefined) {
         this.kinds[index] = Kind.Question

@@ -70,14 +70,14 @@ const installCodex = () => {
 }
 
 // ---------------------------------------------------------------------------
-// The loopback model: src/model/ResponsesServer.ts in a process of its own, answering
+// The loopback model: src/testing/ResponsesServer.ts in a process of its own, answering
 // "Run true N times." with N tool calls of `true` (in whichever shell tool the client
 // offers: Mino's `bash`, Codex's `exec_command`), then a closing message; one line on
 // stdout per request, with its arrival time and how many results it carries.
 
 const MODEL_SOURCE = `
 import * as Effect from "effect/Effect"
-import * as ResponsesServer from "../src/model/ResponsesServer.js"
+import * as ResponsesServer from "../src/testing/ResponsesServer.js"
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null
 let calls = 0

@@ -12,7 +12,7 @@
  * ```
  */
 import * as Effect from "effect/Effect"
-import * as ResponsesServer from "./model/ResponsesServer.js"
+import * as ResponsesServer from "./testing/ResponsesServer.js"
 
 export { ResponsesServer }
 

@@ -8,8 +8,8 @@
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import type * as Effect from "effect/Effect"
-import type { SessionWriteError } from "../session/DurableFile.js"
-import type { TurnStatus } from "../session/Records.js"
+import type { SessionWriteError } from "../session/conversation/DurableFile.js"
+import type { TurnStatus } from "../session/records/Records.js"
 import type { AgentEvent } from "./AgentEvent.js"
 import type { Texts } from "../TextList.js"
 

@@ -2,7 +2,7 @@
  * What the Agent tells its interaction surface during a turn. These are display
  * events: none of them is committed conversation state.
  */
-import type { TurnStatus } from "../session/Records.js"
+import type { TurnStatus } from "../session/records/Records.js"
 import type { ToolDisplay } from "../tools/Tool.js"
 import type { ToolResult } from "../tools/ToolResult.js"
 

@@ -19,7 +19,7 @@
  */
 import * as Option from "effect/Option"
 import * as Escape from "../security/Escape.js"
-import * as Width from "../terminal/Width.js"
+import * as Width from "../terminal/display/Width.js"
 import type { Screen } from "../terminal/Terminal.js"
 import type { DisplayEntry, DisplayField, ToolDisplay } from "../tools/Tool.js"
 

@@ -4,7 +4,7 @@
  * one, and, when none was started in this directory yet, that others exist
  * elsewhere and how to list them.
  */
-import type { Which } from "../session/Conversations.js"
+import type { Which } from "../session/directory/Conversations.js"
 import type { ConversationInfo } from "../session/SessionStore.js"
 import * as Escape from "../security/Escape.js"
 import * as Time from "./Time.js"

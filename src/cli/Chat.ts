@@ -26,7 +26,7 @@ import { VERSION } from "../version.js"
 import type * as Arguments from "./Arguments.js"
 import * as Banner from "./Banner.js"
 import * as Gateway from "./Gateway.js"
-import * as Wrap from "../terminal/Wrap.js"
+import * as Wrap from "../terminal/display/Wrap.js"
 
 /** An expected way to stop: `message` goes to stderr as one line, then exit with `code`. */
 export class Stop extends Data.TaggedError("Stop")<{ readonly code: number; readonly message?: string }> {}

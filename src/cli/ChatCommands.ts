@@ -2,7 +2,7 @@
  * What a line typed at `You> ` asks for. A line that starts with `/` is a
  * command to Mino and never a question: `/exit`, `/help`, or one line saying it
  * names no command. `//` at the start sends the rest with one `/` removed, so a
- * question can still begin with a path. Pure and total, like `terminal/LineEditor`.
+ * question can still begin with a path. Pure and total, like `terminal/input/LineEditor`.
  */
 import * as Escape from "../security/Escape.js"
 

@@ -18,7 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { DEFAULT_MODEL } from "../defaults.js"
 import * as Escape from "../security/Escape.js"
-import type * as Conversations from "../session/Conversations.js"
+import type * as Conversations from "../session/directory/Conversations.js"
 
 export interface Flag {
   /** The long name, `--name`. */

@@ -9,14 +9,14 @@
  * It reads the file without the lock, so it works while a chat runs.
  */
 import * as Effect from "effect/Effect"
-import { committed, ConversationState } from "../session/ConversationState.js"
-import * as Conversations from "../session/Conversations.js"
-import * as Recovery from "../session/Recovery.js"
-import type { SessionRecord, TurnEnd, UserInput } from "../session/Records.js"
+import { committed, ConversationState } from "../session/conversation/ConversationState.js"
+import * as Conversations from "../session/directory/Conversations.js"
+import * as Recovery from "../session/conversation/Recovery.js"
+import type { SessionRecord, TurnEnd, UserInput } from "../session/records/Records.js"
 import * as Escape from "../security/Escape.js"
 import type { ToolResult } from "../tools/ToolResult.js"
 import * as Time from "./Time.js"
-import { acceptedCalls, messageText } from "../model/ResponseItem.js"
+import { acceptedCalls, messageText } from "../protocol/ResponseItem.js"
 
 interface Call {
   readonly callId: string

@@ -5,7 +5,7 @@
 import * as Effect from "effect/Effect"
 import * as MinoConfig from "../Config.js"
 import * as Escape from "../security/Escape.js"
-import * as Conversations from "../session/Conversations.js"
+import * as Conversations from "../session/directory/Conversations.js"
 import { VERSION } from "../version.js"
 import { Stop } from "./Chat.js"
 import * as CodeCache from "./CodeCache.js"

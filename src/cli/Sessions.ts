@@ -6,7 +6,7 @@
  * lock is taken, so a conversation in use is listed too.
  */
 import * as Effect from "effect/Effect"
-import * as Conversations from "../session/Conversations.js"
+import * as Conversations from "../session/directory/Conversations.js"
 import * as Escape from "../security/Escape.js"
 import type { LogOutput } from "./Log.js"
 import * as Time from "./Time.js"

@@ -9,8 +9,8 @@
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as Json from "../Json.js"
-import * as ResponsesServer from "../model/ResponsesServer.js"
-import type { ResponseItem } from "../model/ResponseItem.js"
+import * as ResponsesServer from "../testing/ResponsesServer.js"
+import type { ResponseItem } from "../protocol/ResponseItem.js"
 
 const isItem = (value: unknown): value is ResponseItem => typeof value === "object" && value !== null
 

@@ -30,7 +30,7 @@
  * request). The session file is never changed: the items stay there verbatim.
  */
 import type { Said } from "./ErrorBody.js"
-import type { Adaptation } from "./ModelEvent.js"
+import type { Adaptation } from "../protocol/ModelEvent.js"
 
 export type { Adaptation }
 

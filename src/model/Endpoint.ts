@@ -38,7 +38,7 @@
  *
  * Nothing here changes what is saved: the session file keeps every item verbatim.
  */
-import { isObject, type ResponseItem } from "./ResponseItem.js"
+import { isObject, type ResponseItem } from "../protocol/ResponseItem.js"
 
 export type Family = "openai" | "compatible"
 

@@ -11,7 +11,7 @@
  * makes the result one redacted line.
  */
 import * as Json from "../Json.js"
-import { isObject, type ResponseItem } from "./ResponseItem.js"
+import { isObject, type ResponseItem } from "../protocol/ResponseItem.js"
 
 /** The line a context-window failure ends with; #12's `--new` starts that conversation. */
 export const CONTEXT_WINDOW_MESSAGE =

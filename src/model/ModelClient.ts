@@ -38,18 +38,18 @@ import * as Adaptation from "./Adaptation.js"
 import * as Endpoint from "./Endpoint.js"
 import * as ErrorBody from "./ErrorBody.js"
 import { VERSION } from "../version.js"
-import * as HttpTransport from "./HttpTransport.js"
-import * as RequestBody from "./RequestBody.js"
-import type { ModelRequest } from "./RequestBody.js"
-import * as Retry from "./Retry.js"
-import * as StreamEvents from "./StreamEvents.js"
-import * as ThreadEvents from "./ThreadEvents.js"
+import * as HttpTransport from "./transport/HttpTransport.js"
+import * as RequestBody from "./request/RequestBody.js"
+import type { ModelRequest } from "./request/RequestBody.js"
+import * as Retry from "./transport/Retry.js"
+import * as StreamEvents from "./stream/StreamEvents.js"
+import * as ThreadEvents from "./stream/ThreadEvents.js"
 
-import { ModelError, type ModelEvent } from "./ModelEvent.js"
+import { ModelError, type ModelEvent } from "../protocol/ModelEvent.js"
 
 export { CONTEXT_WINDOW_MESSAGE } from "./ErrorBody.js"
-export { type ModelRequest, requestItems } from "./RequestBody.js"
-export { type CompletedResponse, ModelError, type ModelEvent } from "./ModelEvent.js"
+export { type ModelRequest, requestItems } from "./request/RequestBody.js"
+export { type CompletedResponse, ModelError, type ModelEvent } from "../protocol/ModelEvent.js"
 
 /** How to reach the model. The key is not here: the client takes it from the `Secrets` service. */
 export interface ModelClientConfig {

@@ -24,13 +24,13 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import { REDACTED, Secrets, type SecretsShape } from "../security/Secrets.js"
-import type { StopKey } from "./KeyDecoder.js"
-import * as KeyReader from "./KeyReader.js"
-import * as LineReader from "./LineReader.js"
+import type { StopKey } from "./input/KeyDecoder.js"
+import * as KeyReader from "./input/KeyReader.js"
+import * as LineReader from "./input/LineReader.js"
 import type { Texts } from "../TextList.js"
 
-export type { StopKey } from "./KeyDecoder.js"
-export type { Answer } from "./KeyReader.js"
+export type { StopKey } from "./input/KeyDecoder.js"
+export type { Answer } from "./input/KeyReader.js"
 
 export interface TerminalShape {
   /** Standard input is a terminal: only then can anything be approved. */

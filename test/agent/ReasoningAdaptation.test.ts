@@ -9,7 +9,7 @@
 import * as Fs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as ResponsesServer from "../../src/model/ResponsesServer.js"
+import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import * as EchoTool from "../support/EchoTool.js"
 import { inputOf, sessionFile, tempDir, turn, withAgent } from "../support/Harness.js"
 

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
 import * as Log from "../../src/cli/Log.js"
-import type { SessionRecord } from "../../src/session/Records.js"
+import type { SessionRecord } from "../../src/session/records/Records.js"
 import type { ToolResult } from "../../src/tools/ToolResult.js"
 
 const RUNS = 2000

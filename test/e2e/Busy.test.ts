@@ -5,7 +5,7 @@
 import * as fs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as ResponsesServer from "../../src/model/ResponsesServer.js"
+import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import { environment, exitsWith, runPlain, sandbox, scriptedServer, sessionFile, start, startReady } from "../support/MinoProcess.js"
 
 describe("a second mino on the same session", () => {

@@ -9,8 +9,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { execFile } from "node:child_process"
 import * as Effect from "effect/Effect"
 import * as ChatCommands from "../../src/cli/ChatCommands.js"
-import * as ResponsesServer from "../../src/model/ResponsesServer.js"
-import { width } from "../../src/terminal/LineEditor.js"
+import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
+import { width } from "../../src/terminal/input/LineEditor.js"
 import * as Pty from "../support/Pty.js"
 import {
   BIN,

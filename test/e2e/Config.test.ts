@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import { VERSION as SDK_VERSION } from "openai/version"
 import { DEFAULT_MODEL } from "../../src/defaults.js"
 import { VERSION } from "../../src/version.js"
-import * as ResponsesServer from "../../src/model/ResponsesServer.js"
+import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import { API_KEY, bashCall, bodyOf, environment, runPlain, sandbox, scriptedServer } from "../support/MinoProcess.js"
 
 const modelUsed = (args: ReadonlyArray<string>, extra: Readonly<Record<string, string>>) =>

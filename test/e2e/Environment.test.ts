@@ -12,7 +12,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as ResponsesServer from "../../src/model/ResponsesServer.js"
+import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import { API_KEY, BIN, environment, requestsReceived, runPlain, sandbox, scriptedServer } from "../support/MinoProcess.js"
 
 /** The SDK's implicit variables, set as an attacker (or a forgotten shell profile) would. */

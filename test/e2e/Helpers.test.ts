@@ -11,7 +11,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as ResponsesServer from "../../src/model/ResponsesServer.js"
+import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import * as Pty from "../support/Pty.js"
 import { BIN, bashCall, environment, exitsWith, recordSummary, runPlain, sandbox, scriptedServer, sessionRecords } from "../support/MinoProcess.js"
 

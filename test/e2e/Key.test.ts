@@ -16,7 +16,7 @@ import * as LogLevel from "effect/LogLevel"
 import { Agent } from "../../src/agent/Agent.js"
 import { Approver } from "../../src/approval/Approver.js"
 import * as Mino from "../../src/Mino.js"
-import * as ResponsesServer from "../../src/model/ResponsesServer.js"
+import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import { SHORT_KEY_WARNING } from "../../src/security/Secrets.js"
 import {
   API_KEY,

@@ -14,8 +14,8 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as ResponsesServer from "../../src/model/ResponsesServer.js"
-import { QUIET_MS } from "../../src/terminal/KeyDecoder.js"
+import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
+import { QUIET_MS } from "../../src/terminal/input/KeyDecoder.js"
 import * as Pty from "../support/Pty.js"
 import {
   bashCall,

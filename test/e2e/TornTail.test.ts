@@ -6,7 +6,7 @@
 import * as fs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as ResponsesServer from "../../src/model/ResponsesServer.js"
+import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import * as Pty from "../support/Pty.js"
 import { BIN, environment, exitsWith, inputOf, sandbox, scriptedServer, sessionFile, startReady } from "../support/MinoProcess.js"
 

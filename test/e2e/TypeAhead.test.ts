@@ -26,7 +26,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as ResponsesServer from "../../src/model/ResponsesServer.js"
+import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import { GUARD_MS } from "../../src/terminal/Terminal.js"
 import * as Pty from "../support/Pty.js"
 import {

@@ -7,7 +7,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import type * as ResponsesServer from "../../src/model/ResponsesServer.js"
+import type * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import { eventually, exitsWith, killGroup, NOTICE, recordSummary, sandbox, scriptedServer, sessionFile, sessionRecords, startReady } from "../support/MinoProcess.js"
 
 const COMMAND = "echo $$ > bash.pid; touch started-marker; sleep 30"

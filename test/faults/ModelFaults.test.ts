@@ -5,7 +5,7 @@
 import * as Net from "node:net"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as ResponsesServer from "../../src/model/ResponsesServer.js"
+import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import * as EchoTool from "../support/EchoTool.js"
 import { API_KEY, inputOf, scriptedModel, sessionLines, tempDir, turn, types, withAgent } from "../support/Harness.js"
 

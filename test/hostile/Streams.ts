@@ -3,7 +3,7 @@
  * exactly the given deltas, so a test can split an escape sequence or a secret
  * across them.
  */
-import * as ResponsesServer from "../../src/model/ResponsesServer.js"
+import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 
 const isDelta = (step: ResponsesServer.Step): step is ResponsesServer.ServerEvent =>
   typeof step === "object" && "type" in step && step.type === "response.output_text.delta"

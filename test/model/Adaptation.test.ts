@@ -14,10 +14,10 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Adaptation from "../../src/model/Adaptation.js"
 import type { Said } from "../../src/model/ErrorBody.js"
-import * as History from "../../src/model/History.js"
+import * as History from "../../src/model/request/History.js"
 import { ModelClient, type ModelError, type ModelEvent, type ModelRequest } from "../../src/model/ModelClient.js"
-import { isObject, type ResponseItem } from "../../src/model/ResponseItem.js"
-import * as ResponsesServer from "../../src/model/ResponsesServer.js"
+import { isObject, type ResponseItem } from "../../src/protocol/ResponseItem.js"
+import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import { Secrets } from "../../src/security/Secrets.js"
 
 describe("Adaptation.asks", () => {

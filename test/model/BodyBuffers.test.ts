@@ -7,8 +7,8 @@ import * as Crypto from "node:crypto"
 import * as Http from "node:http"
 import type * as Net from "node:net"
 import { describe, expect, it } from "@effect/vitest"
-import * as BodyBuffers from "../../src/model/BodyBuffers.js"
-import * as HttpTransport from "../../src/model/HttpTransport.js"
+import * as BodyBuffers from "../../src/model/request/BodyBuffers.js"
+import * as HttpTransport from "../../src/model/transport/HttpTransport.js"
 
 const MIB = 1 << 20
 

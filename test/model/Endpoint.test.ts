@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as fc from "effect/FastCheck"
 import * as Endpoint from "../../src/model/Endpoint.js"
 import * as ErrorBody from "../../src/model/ErrorBody.js"
-import * as History from "../../src/model/History.js"
+import * as History from "../../src/model/request/History.js"
 
 describe("Endpoint.parse", () => {
   const cases: ReadonlyArray<readonly [string | undefined, Endpoint.Family, boolean]> = [

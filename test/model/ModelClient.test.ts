@@ -7,7 +7,7 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { ModelClient, type ModelClientConfig, type ModelError, type ModelEvent, type ModelRequest } from "../../src/model/ModelClient.js"
-import * as ResponsesServer from "../../src/model/ResponsesServer.js"
+import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import type { ToolDefinition } from "../../src/tools/Tool.js"
 import { Secrets } from "../../src/security/Secrets.js"
 

@@ -7,8 +7,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import type { AgentEvent } from "../../src/agent/AgentEvent.js"
-import * as ResponsesServer from "../../src/model/ResponsesServer.js"
-import type { ResponseItem } from "../../src/model/ResponseItem.js"
+import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
+import type { ResponseItem } from "../../src/protocol/ResponseItem.js"
 import * as EchoTool from "../support/EchoTool.js"
 import { inputOf, scriptedModel, sessionLines, tempDir, turn, types, withAgent } from "../support/Harness.js"
 

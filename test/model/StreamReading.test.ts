@@ -13,9 +13,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "effect/FastCheck"
 import * as ErrorBody from "../../src/model/ErrorBody.js"
-import type { ModelEvent } from "../../src/model/ModelEvent.js"
-import type { ResponseItem } from "../../src/model/ResponseItem.js"
-import * as StreamEvents from "../../src/model/StreamEvents.js"
+import type { ModelEvent } from "../../src/protocol/ModelEvent.js"
+import type { ResponseItem } from "../../src/protocol/ResponseItem.js"
+import * as StreamEvents from "../../src/model/stream/StreamEvents.js"
 
 interface Shape {
   readonly items: ReadonlyArray<{ readonly kind: "message" | "call"; readonly text: string }>

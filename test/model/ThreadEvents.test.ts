@@ -8,7 +8,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
 import { _iterSSEMessages } from "openai/core/streaming"
-import * as ThreadEvents from "../../src/model/ThreadEvents.js"
+import * as ThreadEvents from "../../src/model/stream/ThreadEvents.js"
 
 const BOM = "\uFEFF"
 

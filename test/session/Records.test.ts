@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as fc from "fast-check"
-import { encode, isRecord, SessionRecord } from "../../src/session/Records.js"
+import { encode, isRecord, SessionRecord } from "../../src/session/records/Records.js"
 import * as Secrets from "../../src/security/Secrets.js"
 
 const isSchemaRecord = Schema.is(SessionRecord)

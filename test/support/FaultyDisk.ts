@@ -5,7 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { DiskError, SessionDisk } from "../../src/session/SessionDisk.js"
+import { DiskError, SessionDisk } from "../../src/session/conversation/SessionDisk.js"
 
 export type Errno = "ENOSPC" | "EIO"
 

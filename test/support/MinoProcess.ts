@@ -12,8 +12,8 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import * as ResponsesServer from "../../src/model/ResponsesServer.js"
-import { HEADER_TYPE } from "../../src/session/Conversations.js"
+import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
+import { HEADER_TYPE } from "../../src/session/directory/Conversations.js"
 import * as Pty from "./Pty.js"
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url))

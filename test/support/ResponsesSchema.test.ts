@@ -8,7 +8,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as fc from "effect/FastCheck"
-import * as ResponsesServer from "../../src/model/ResponsesServer.js"
+import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import { chat, type Family, load, steps } from "../model/endpoints/Driver.js"
 import * as Rules from "../model/endpoints/Rules.js"
 import * as EchoTool from "./EchoTool.js"

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
-import * as KeyDecoder from "../../src/terminal/KeyDecoder.js"
+import * as KeyDecoder from "../../src/terminal/input/KeyDecoder.js"
 
 type Input = KeyDecoder.Input
 

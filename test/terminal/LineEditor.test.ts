@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
-import type { Input } from "../../src/terminal/KeyDecoder.js"
-import * as LineEditor from "../../src/terminal/LineEditor.js"
+import type { Input } from "../../src/terminal/input/KeyDecoder.js"
+import * as LineEditor from "../../src/terminal/input/LineEditor.js"
 
 type Typed = Exclude<Input, { readonly _tag: "Stop" }>
 

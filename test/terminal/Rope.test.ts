@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
-import * as Rope from "../../src/terminal/Rope.js"
+import * as Rope from "../../src/terminal/input/Rope.js"
 
 type Op =
   | { readonly _tag: "append" | "prepend"; readonly text: string }

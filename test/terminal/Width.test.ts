@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
-import * as Width from "../../src/terminal/Width.js"
+import * as Width from "../../src/terminal/display/Width.js"
 import * as VirtualTerminal from "../support/VirtualTerminal.js"
 
 const codePoints = function*(): Generator<string> {

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
-import * as Wrap from "../../src/terminal/Wrap.js"
-import { width } from "../../src/terminal/LineEditor.js"
+import * as Wrap from "../../src/terminal/display/Wrap.js"
+import { width } from "../../src/terminal/input/LineEditor.js"
 
 const RUNS = 2000
 

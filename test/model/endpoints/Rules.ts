@@ -3,7 +3,7 @@
  * from its source (file and commit named per rule set). A rule set answers the
  * problems the server would report for a request body; [] means it takes it.
  */
-import { isObject, type ResponseItem } from "../../../src/model/ResponseItem.js"
+import { isObject, type ResponseItem } from "../../../src/protocol/ResponseItem.js"
 import { inputOf, pairing } from "./Driver.js"
 
 const isString = (value: unknown): value is string => typeof value === "string"

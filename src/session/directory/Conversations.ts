@@ -27,11 +27,11 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
-import * as Json from "../Json.js"
-import { MAX_RECORD_BYTES } from "./Records.js"
+import * as Json from "../../Json.js"
+import { MAX_RECORD_BYTES } from "../records/Records.js"
 import * as SessionDirectory from "./SessionDirectory.js"
 import * as SessionLock from "./SessionLock.js"
-import * as SessionReader from "./SessionReader.js"
+import * as SessionReader from "../records/SessionReader.js"
 
 /** No conversation with that id (or the id is not a conversation's name). */
 export class ConversationNotFound extends Schema.TaggedError<ConversationNotFound>()("ConversationNotFound", {

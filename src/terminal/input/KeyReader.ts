@@ -36,8 +36,8 @@ import * as InputGate from "./InputGate.js"
 import * as KeyDecoder from "./KeyDecoder.js"
 import * as LineEditor from "./LineEditor.js"
 import * as PromptLayout from "./PromptLayout.js"
-import * as Width from "./Width.js"
-import type { Texts } from "../TextList.js"
+import * as Width from "../display/Width.js"
+import type { Texts } from "../../TextList.js"
 
 /** An answer to the approval question, and whether any of it was pasted. */
 export interface Answer {

@@ -4,7 +4,7 @@
  */
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import { ToolResult } from "../tools/ToolResult.js"
+import { ToolResult } from "../../tools/ToolResult.js"
 
 const Item = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 

@@ -13,11 +13,11 @@
  * spreads, recurses over or applies a function to data whose size comes from
  * the file.
  */
-import * as History from "../model/History.js"
-import { TextList, type Texts } from "../TextList.js"
-import { acceptedCalls, functionCallOutput, type ResponseItem, userMessage } from "../model/ResponseItem.js"
-import { type ModelResponse, SET_ASIDE_TYPE, type SessionRecord, type ToolResultRecord, type UserInput } from "./Records.js"
-import type { Line } from "./SessionReader.js"
+import * as History from "../../model/request/History.js"
+import { TextList, type Texts } from "../../TextList.js"
+import { acceptedCalls, functionCallOutput, type ResponseItem, userMessage } from "../../protocol/ResponseItem.js"
+import { type ModelResponse, SET_ASIDE_TYPE, type SessionRecord, type ToolResultRecord, type UserInput } from "../records/Records.js"
+import type { Line } from "../records/SessionReader.js"
 import { TurnCheck } from "./WholeTurns.js"
 
 declare const CommittedBrand: unique symbol

@@ -5,9 +5,9 @@
  * left open. A call with a start on disk may have run: its result is `unknown`
  * (or what the caller knows of it); a call without one was never executed.
  */
-import * as ToolResult from "../tools/ToolResult.js"
+import * as ToolResult from "../../tools/ToolResult.js"
 import type { OpenTurn } from "./ConversationState.js"
-import type { SessionRecord, TurnStatus } from "./Records.js"
+import type { SessionRecord, TurnStatus } from "../records/Records.js"
 
 export interface Closing {
   readonly status: TurnStatus

@@ -13,12 +13,12 @@
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import * as Json from "../Json.js"
-import * as Escape from "../security/Escape.js"
+import * as Json from "../../Json.js"
+import * as Escape from "../../security/Escape.js"
 import type { LeftOut, OpenCall, OpenTurn } from "./ConversationState.js"
-import { SET_ASIDE_TYPE } from "./Records.js"
-import { show, syncDirectory } from "./SessionDirectory.js"
-import type { Line } from "./SessionReader.js"
+import { SET_ASIDE_TYPE } from "../records/Records.js"
+import { show, syncDirectory } from "../directory/SessionDirectory.js"
+import type { Line } from "../records/SessionReader.js"
 
 export const INTERRUPTED_NOTICE =
   "An interrupted tool turn was retained but excluded from context. Commands it started may already have run; none was retried."

@@ -14,7 +14,7 @@ import * as FiberSet from "effect/FiberSet"
 import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as Json from "../Json.js"
-import type { ResponseItem } from "./ResponseItem.js"
+import type { ResponseItem } from "../protocol/ResponseItem.js"
 
 /** One Responses streaming event; it is sent with `event: <type>` and a `sequence_number`. */
 export interface ServerEvent {

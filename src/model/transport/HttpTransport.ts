@@ -15,7 +15,7 @@ import * as Http from "node:http"
 import type * as Https from "node:https"
 import type * as Stream from "node:stream"
 import type * as Zlib from "node:zlib"
-import * as BodyBuffers from "./BodyBuffers.js"
+import * as BodyBuffers from "../request/BodyBuffers.js"
 
 /** The endpoint answered with a redirect to another origin; Mino does not follow it. */
 export class CrossOriginRedirect extends Error {

@@ -12,7 +12,7 @@
  * committed while Mino runs, so memory and a restart agree.
  */
 import * as Either from "effect/Either"
-import { validate, type ResponseItem } from "../model/ResponseItem.js"
+import { validate, type ResponseItem } from "../../protocol/ResponseItem.js"
 
 const quoted = (callId: string): string => JSON.stringify(callId.length > 40 ? `${callId.slice(0, 40)}…` : callId)
 

@@ -17,7 +17,7 @@
  */
 import type { Input, StopKey } from "./KeyDecoder.js"
 import * as LineEditor from "./LineEditor.js"
-import type { Texts } from "../TextList.js"
+import type { Texts } from "../../TextList.js"
 
 export type Typed = Exclude<Input, { readonly _tag: "Stop" }>
 

@@ -10,11 +10,11 @@
  * recalling a question reuses the rope built the first time it was recalled,
  * and a paste costs its own length. Pure: every press returns a new editor.
  */
-import * as Escape from "../security/Escape.js"
+import * as Escape from "../../security/Escape.js"
 import type { Input } from "./KeyDecoder.js"
 import * as Rope from "./Rope.js"
-import * as Width from "./Width.js"
-import type { Texts } from "../TextList.js"
+import * as Width from "../display/Width.js"
+import type { Texts } from "../../TextList.js"
 
 /** The texts of a rope's chunks in reading order, from the cursor outwards until `limit` code units (from the end back when `fromEnd`). */
 const chunkTexts = (rope: Rope.Rope, fromEnd: boolean, limit = Infinity): Array<string> => {

@@ -18,9 +18,9 @@
  * request's body is one Buffer, never a second copy of the history as a string.
  */
 import { constants } from "node:buffer"
-import { grown, TextList } from "../TextList.js"
-import * as Endpoint from "./Endpoint.js"
-import type { ResponseItem } from "./ResponseItem.js"
+import { grown, TextList } from "../../TextList.js"
+import * as Endpoint from "../Endpoint.js"
+import type { ResponseItem } from "../../protocol/ResponseItem.js"
 
 /** What a piece's text is, and how it is sent. */
 const enum Kind {

@@ -23,7 +23,7 @@
  * A subset of CommonMark/GFM, line by line: what is not recognised is shown as
  * written. Setext headings, indented code, tables and HTML stay as text.
  */
-import * as Escape from "../security/Escape.js"
+import * as Escape from "../../security/Escape.js"
 
 /** How far (in UTF-16 units) an opening marker looks for its closer, by default. */
 export const SPAN_LIMIT = 600

@@ -10,9 +10,9 @@ import * as Fs from "node:fs"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { type Committed, committed } from "./ConversationState.js"
-import type { SessionRecord } from "./Records.js"
+import type { SessionRecord } from "../records/Records.js"
 import type { DiskError, OpenFile, SessionDiskShape } from "./SessionDisk.js"
-import { show } from "./SessionDirectory.js"
+import { show } from "../directory/SessionDirectory.js"
 
 export class SessionWriteError extends Schema.TaggedError<SessionWriteError>()("SessionWriteError", {
   path: Schema.String,

@@ -15,7 +15,7 @@
  *   its newline (a write cut short). `turnId` names its turn when it can be read.
  */
 import * as Fs from "node:fs"
-import * as Json from "../Json.js"
+import * as Json from "../../Json.js"
 import { deeperThan, isRecord, KNOWN_TYPES, MAX_DEPTH, MAX_RECORD_BYTES, type SessionRecord } from "./Records.js"
 
 interface Span {

@@ -13,7 +13,7 @@
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as Either from "effect/Either"
-import * as Escape from "../security/Escape.js"
+import * as Escape from "../../security/Escape.js"
 
 const { O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_RDONLY } = Fs.constants
 

@@ -20,9 +20,9 @@
  */
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { CONTEXT_WINDOW_MESSAGE, isContextWindow, type Problem } from "./ErrorBody.js"
-import type { ModelError, ModelEvent } from "./ModelEvent.js"
-import * as ResponseItem from "./ResponseItem.js"
+import { CONTEXT_WINDOW_MESSAGE, isContextWindow, type Problem } from "../ErrorBody.js"
+import type { ModelError, ModelEvent } from "../../protocol/ModelEvent.js"
+import * as ResponseItem from "../../protocol/ResponseItem.js"
 
 /** A failure, before the client makes it one redacted line. */
 export interface Failure {

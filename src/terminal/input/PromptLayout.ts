@@ -10,7 +10,7 @@
  *   moves only with `\r` and `\b`: no escape sequence is ever written.
  */
 import * as LineEditor from "./LineEditor.js"
-import * as Width from "./Width.js"
+import * as Width from "../display/Width.js"
 
 export interface Frame {
   /** The prompt as written (it may hold colour). */

@@ -7,11 +7,11 @@
  * (`Endpoint.replay`); `store: false`, `parallel_tool_calls: false`, streaming,
  * and `include` of encrypted reasoning unless the endpoint refused it.
  */
-import type { ToolDefinition } from "../tools/Tool.js"
+import type { ToolDefinition } from "../../tools/Tool.js"
 import * as BodyBuffers from "./BodyBuffers.js"
-import * as Endpoint from "./Endpoint.js"
+import * as Endpoint from "../Endpoint.js"
 import { type History, joined } from "./History.js"
-import type { ResponseItem } from "./ResponseItem.js"
+import type { ResponseItem } from "../../protocol/ResponseItem.js"
 
 export interface ModelRequest {
   readonly model: string

@@ -5,7 +5,7 @@
  * as under `npx`) with programs of those names gets none of them run, at start,
  * for a command, or at exit. Mino is started here as `node bin/mino.js`: the
  * launcher's own `#!/usr/bin/env node` is a `PATH` lookup made by whoever starts
- * it, before any of Mino runs (README, "What Mino itself runs": a limit).
+ * it, before any of Mino runs (docs/safety.md, "What Mino itself runs": a limit).
  */
 import * as fs from "node:fs"
 import * as path from "node:path"

@@ -38,8 +38,8 @@ const outsideFences = (text: string): string => {
   }).join("\n")
 }
 
-/** Inline code spans removed (a link written inside backticks is not a link). */
-const withoutCodeSpans = (line: string): string => line.replace(/(`+)[^`]*?\1/g, "")
+/** Inline code spans removed (a link written inside backticks is not a link), a span of n backticks closed by n. */
+const withoutCodeSpans = (line: string): string => line.replace(/(`+)(?!`)[\s\S]*?(?<!`)\1(?!`)/g, "")
 
 /**
  * GitHub's heading anchors (github-slugger): the heading's text as rendered (code
@@ -71,19 +71,38 @@ export const anchors = (markdown: string): ReadonlySet<string> => {
   return result
 }
 
-/** Every inline link `[text](target)` outside code, with its line number. */
+/**
+ * Every link outside code, with its line number: inline `[text](target)` (images
+ * too), a reference definition `[label]: target`, and an HTML `href` or `src`.
+ */
 const links = (markdown: string): ReadonlyArray<{ readonly target: string; readonly line: number }> =>
-  outsideFences(markdown).split("\n").flatMap((line, index) =>
-    [...withoutCodeSpans(line).matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map((match) => ({ target: match[1] ?? "", line: index + 1 }))
-  )
+  outsideFences(markdown).split("\n").flatMap((line, index) => {
+    const text = withoutCodeSpans(line)
+    const targets = [
+      ...[...text.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map((match) => match[1]),
+      /^ {0,3}\[[^\]]+\]:\s*<?([^\s>]+)>?/.exec(text)?.[1],
+      ...[...text.matchAll(/\b(?:href|src)\s*=\s*"([^"]*)"/g)].map((match) => match[1])
+    ]
+    return targets.filter((target) => target !== undefined).map((target) => ({ target, line: index + 1 }))
+  })
+
+const decoded = (text: string): string | undefined => {
+  try {
+    return decodeURIComponent(text)
+  } catch {
+    return undefined
+  }
+}
 
 /** What is wrong with one relative link of `file`, or undefined when it resolves. */
 const broken = (file: string, target: string): string | undefined => {
   if (/^[a-z][a-z0-9+.-]*:/i.test(target)) return undefined
   const hash = target.indexOf("#")
   const pathPart = hash < 0 ? target : target.slice(0, hash)
-  const fragment = hash < 0 ? undefined : decodeURIComponent(target.slice(hash + 1))
-  const resolved = pathPart === "" ? file : Path.resolve(Path.dirname(file), decodeURIComponent(pathPart))
+  const fragment = hash < 0 ? undefined : decoded(target.slice(hash + 1))
+  const pathDecoded = decoded(pathPart)
+  if (pathDecoded === undefined || (hash >= 0 && fragment === undefined)) return "is not a valid URL"
+  const resolved = pathPart === "" ? file : Path.resolve(Path.dirname(file), pathDecoded)
   if (!resolved.startsWith(ROOT + Path.sep)) return "leads outside the repository"
   if (!Fs.existsSync(resolved)) return "names no file"
   if (fragment === undefined) return undefined
@@ -136,8 +155,19 @@ describe("the README and docs/", () => {
   it("the link checker catches what it must", () => {
     expect(broken(README, "docs/no-such-page.md")).toBe("names no file")
     expect(broken(README, "#no-such-heading")).toBe("names no heading there")
+    expect(broken(README, "docs/safety.md#no-such-heading")).toBe("names no heading there")
+    expect(broken(README, "docs/safety.md#limits")).toBeUndefined()
     expect(broken(README, "../outside.md")).toBe("leads outside the repository")
     expect(broken(README, "https://example.com/#anything")).toBeUndefined()
-    expect(links("[a](b.md) `[c](d.md)`\n```\n[e](f.md)\n```\n[g](h.md#i \"title\")").map(({ target }) => target)).toEqual(["b.md", "h.md#i"])
+    expect(broken(README, "#%E0%A4%A")).toBe("is not a valid URL")
+    expect(links([
+      "[a](b.md) `[c](d.md)` `` `[e](f.md)` `` ![img](g.png)",
+      "```",
+      "[h](i.md)",
+      "```",
+      "[j](k.md#l \"title\")",
+      "[ref]: m.md#n",
+      "<a href=\"o.md\">o</a>"
+    ].join("\n")).map(({ target }) => target)).toEqual(["b.md", "g.png", "k.md#l", "m.md#n", "o.md"])
   })
 })

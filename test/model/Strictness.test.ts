@@ -182,7 +182,7 @@ describe("an adaptation on the screen", () => {
       const { NO_COLOR: _off, ...env } = environment(box, server.url)
       const mino = yield* Pty.spawn({ argv: [process.execPath, BIN, "-m", model], env, cwd: box.cwd, columns: 80, rows: 24 })
       yield* mino.waitFor("You> ")
-      yield* mino.write("hello\n")
+      yield* mino.write("hello\r")
       yield* mino.waitFor("Answered without it.")
       yield* mino.write("\u0004")
       yield* exitsWith(mino, { code: 0, signal: null })

@@ -22,6 +22,8 @@ import * as Instructions from "./agent/Instructions.js"
 import type { Approver } from "./approval/Approver.js"
 import * as MinoConfig from "./Config.js"
 import { DEFAULT_MODEL } from "./defaults.js"
+import * as Endpoint from "./model/Endpoint.js"
+import * as GatewayHeaders from "./model/GatewayHeaders.js"
 import { ModelClient, type ModelClientConfig } from "./model/ModelClient.js"
 import { make as makeSecrets, Secrets, SHORT_KEY_WARNING } from "./security/Secrets.js"
 import { SessionDisk } from "./session/conversation/SessionDisk.js"
@@ -76,7 +78,7 @@ export interface MinoOptions<Extra, RIn> {
 
 /** Mino's services, composed once: the Agent, the SessionStore it saves through, and the Secrets it keeps. */
 export const layer = <Extra = never, RIn = never>(options: MinoOptions<Extra, RIn>) => {
-  const secrets = options.protectKey === false ? Secrets.layerPlaceholder(options.apiKey) : keyLayer(options.apiKey)
+  const secrets = options.protectKey === false ? Secrets.layerPlaceholder(options.apiKey) : keyLayer(options.apiKey, options.endpoint)
   const session = options.session === "memory"
     ? SessionStore.layerMemory()
     : SessionStore.layerOnDisk(options.session).pipe(Layer.provide(options.disk ?? SessionDisk.layer))
@@ -86,13 +88,16 @@ export const layer = <Extra = never, RIn = never>(options: MinoOptions<Extra, RI
   )
 }
 
-/** The key, protected; one too short to redact is still used, and said once, as the CLI says it. */
-const keyLayer = (apiKey: Redacted.Redacted<string> | string): Layer.Layer<Secrets> =>
+/**
+ * The key, protected, and the values of the endpoint's headers beside it; a key too short
+ * to redact is still used, and said once, as the CLI says it (not for a server on loopback).
+ */
+const keyLayer = (apiKey: Redacted.Redacted<string> | string, endpoint: ModelClientConfig | undefined): Layer.Layer<Secrets> =>
   Layer.effect(
     Secrets,
     Effect.gen(function*() {
-      const secrets = makeSecrets(apiKey)
-      if (!secrets.redactable) yield* Effect.logWarning(SHORT_KEY_WARNING)
+      const secrets = makeSecrets(apiKey, { also: GatewayHeaders.secretsOf(endpoint?.headers ?? []) })
+      if (!secrets.redactable && !Endpoint.isLoopback(endpoint?.baseURL)) yield* Effect.logWarning(SHORT_KEY_WARNING)
       return secrets
     })
   )

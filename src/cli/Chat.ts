@@ -12,12 +12,15 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import { Agent, type AgentShape } from "../agent/Agent.js"
 import * as Instructions from "../agent/Instructions.js"
 import * as MinoConfig from "../Config.js"
 import * as Escape from "../security/Escape.js"
+import * as Either from "effect/Either"
+import * as Redacted from "effect/Redacted"
+import * as Endpoint from "../model/Endpoint.js"
+import * as GatewayHeaders from "../model/GatewayHeaders.js"
 import { Secrets, SHORT_KEY_WARNING } from "../security/Secrets.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { fromSignal, StopSignals } from "../StopSignals.js"
@@ -56,6 +59,16 @@ export const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>, onC
     if (Option.isNone(apiKey)) {
       return yield* new Stop({ code: 2, message: "mino: OPENAI_API_KEY is not set; export your API key, or try `mino --demo`." })
     }
+    // A gateway's headers: checked against the key before anything is sent, their values then secrets like it.
+    const headers = flags.demo
+      ? []
+      : yield* Either.match(
+        GatewayHeaders.parse(
+          Option.getOrUndefined(Option.map(config.headers, Redacted.value)),
+          typeof apiKey.value === "string" ? apiKey.value.trim() : Redacted.value(apiKey.value).trim()
+        ),
+        { onLeft: (problem) => Effect.fail(new Stop({ code: 2, message: `mino: ${problem}.` })), onRight: Effect.succeed }
+      )
     const stops = yield* StopSignals
 
     // What the banner and the prompt need: the key (to redact), the conversation, the terminal.
@@ -63,14 +76,15 @@ export const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>, onC
       SessionStore.layer({ home: config.home, directory: cwd, demo: flags.demo, conversation: flags.conversation }),
       // Ctrl+C and Ctrl+\ arrive as keys in raw mode: they request the same stop as the signals.
       Terminal.layer((key) => stops.request(fromSignal(key === "quit" ? "SIGQUIT" : "SIGINT")))
-    ).pipe(Layer.provideMerge(flags.demo ? Secrets.layerPlaceholder(apiKey.value) : Secrets.layer(apiKey.value)))
+    ).pipe(Layer.provideMerge(flags.demo ? Secrets.layerPlaceholder(apiKey.value) : Secrets.layer(apiKey.value, GatewayHeaders.secretsOf(headers))))
 
     const summary = yield* Effect.gen(function*() {
       const store = yield* SessionStore
       const secrets = yield* Secrets
       // The configuration held: from here on, files may be written (the start-up code cache too).
       onConfigured()
-      if (!secrets.redactable && !flags.demo) warn(SHORT_KEY_WARNING)
+      // A placeholder key for a server on this machine (`ollama`, `x`) goes nowhere else: no warning.
+      if (!secrets.redactable && !flags.demo && !Endpoint.isLoopback(config.baseURL)) warn(SHORT_KEY_WARNING)
       // The project's AGENTS.md, checked like a tool call's arguments; a file that is refused says so once, before the banner.
       const loaded = yield* Instructions.load(cwd)
       if (loaded.warning !== undefined) warn(loaded.warning)
@@ -80,6 +94,7 @@ export const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>, onC
           ChatAgent.build({
             demo: flags.demo,
             baseURL: config.baseURL,
+            headers,
             model: modelName,
             instructions: loaded.text,
             cwd,

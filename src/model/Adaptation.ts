@@ -61,20 +61,21 @@ const LLAMA_CPP_REASONING = /^item\['content'\](\['text'\])? is (not an array|em
 /** The fields Mino sends that a request can do without (`without_optional` leaves them out). */
 export const OPTIONAL_FIELDS: ReadonlyArray<string> = ["store", "include", "parallel_tool_calls"]
 
-/** Words that say a field is refused for being there: Groq's "is unsupported", "unknown parameter", pydantic's "Extra inputs are not permitted". */
-const REFUSED_FIELD = /\b(unsupported|not supported|unknown|unrecogni[sz]ed|not allowed|not permitted|extra inputs?|additional propert(y|ies))\b/i
-const FIELD_WORD = /\b(propert(y|ies)|parameters?|params?|fields?|arguments?|keys?|inputs?)\b/i
+/** A field, and a word that refuses it for being there, in either order (Groq's "property 'store' is unsupported", "Unknown parameter"). */
+const FIELD = "(propert(y|ies)|parameters?|params?|fields?|arguments?|keys?)"
+const REFUSAL = "(unsupported|not supported|unknown|unrecogni[sz]ed|not allowed|not permitted)"
+const REFUSED_FIELD = new RegExp(`\\b${FIELD}\\b.*\\b${REFUSAL}\\b|\\b${REFUSAL}\\b.*\\b${FIELD}\\b|extra inputs are not permitted|additional propert(y|ies)`, "i")
 /** A field named right after the word for it: `property 'store'`, `parameter "include"`, `` field `x` ``. */
 const NAMED_FIELD = /\b(?:property|parameter|param|field|argument|key)[:\s]+['"`]([^'"`]+)['"`]/i
-/** Groq's place in the input: `'input.3' : property 'x' is unsupported`. */
-const INPUT_PLACE = /['"`]input\.(\d+)/
+/** A place in the input as servers write it: Groq's `'input.3' : property 'x' is unsupported`, Ollama's `input[3]: ...`. */
+const INPUT_PLACE = /(?:['"`]input\.(\d+)|\binput\[(\d+)\])/
 
 /** The input item a refusal points at: a zod path `["input", N, ...]` or Groq's `'input.N'`. */
 const inputIndex = (said: Said, message: string): number | undefined => {
   const at = said.at
   if (at !== undefined && at[0] === "input" && typeof at[1] === "number") return at[1]
   const place = INPUT_PLACE.exec(message)
-  return place === null ? undefined : Number(place[1])
+  return place === null ? undefined : Number(place[1] ?? place[2])
 }
 
 /**
@@ -95,7 +96,7 @@ export const asks = (status: number, said: Said, typeAt: (index: number) => stri
   if (index !== undefined) return typeAt(index) === "reasoning" ? ["without_reasoning"] : []
   const param = said.param ?? ""
   if (param.length > 0) return OPTIONAL_FIELDS.includes(param) ? ["without_optional"] : []
-  if (!REFUSED_FIELD.test(message) || !FIELD_WORD.test(message)) return []
+  if (!REFUSED_FIELD.test(message)) return []
   const named = NAMED_FIELD.exec(message)?.[1]
   return named === undefined || OPTIONAL_FIELDS.includes(named) || named === "reasoning" ? ["without_optional"] : []
 }

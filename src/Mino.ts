@@ -47,7 +47,8 @@ export interface MinoOptions<Extra, RIn> {
   /**
    * The API key: held once by `Secrets`, sent by the model client, redacted everywhere else.
    * One shorter than `MIN_LENGTH` (8) cannot be redacted: it is still sent, and the layer logs
-   * `SHORT_KEY_WARNING` once, at warning level (`Secrets`' `redactable` says the same).
+   * `SHORT_KEY_WARNING` once, at warning level (`Secrets`' `redactable` says the same), unless
+   * the endpoint is on loopback (a local server's placeholder: the key leaves no machine).
    */
   readonly apiKey: Redacted.Redacted<string> | string
   /** False for a placeholder that is no secret (the demo's): sent as given, never redacted. Default true. */
@@ -97,7 +98,9 @@ const keyLayer = (apiKey: Redacted.Redacted<string> | string, endpoint: ModelCli
     Secrets,
     Effect.gen(function*() {
       const secrets = makeSecrets(apiKey, { also: GatewayHeaders.secretsOf(endpoint?.headers ?? []) })
-      if (!secrets.redactable && !Endpoint.isLoopback(endpoint?.baseURL)) yield* Effect.logWarning(SHORT_KEY_WARNING)
+      // Where the key goes, classified as the client classifies it (`hostAs` stands a loopback server in for a host).
+      const target = endpoint?.hostAs === undefined ? endpoint?.baseURL : `http://${endpoint.hostAs}/`
+      if (!secrets.redactable && !Endpoint.isLoopback(target)) yield* Effect.logWarning(SHORT_KEY_WARNING)
       return secrets
     })
   )

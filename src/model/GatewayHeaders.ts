@@ -57,7 +57,7 @@ const KEY_INSIDE = 8
  * The headers `text` gives, or the one line saying what is wrong with it.
  * `apiKey` is the key as it is sent (trimmed); empty for none.
  */
-export const parse = (text: string | undefined, apiKey: string): Either.Either<ReadonlyArray<Header>, string> => {
+export const parse = (text: string | undefined, apiKey: string, label = "MINO_HEADERS"): Either.Either<ReadonlyArray<Header>, string> => {
   if (text === undefined) return Either.right([])
   const headers: Array<Header> = []
   const seen = new Set<string>()
@@ -65,7 +65,7 @@ export const parse = (text: string | undefined, apiKey: string): Either.Either<R
   for (let index = 0; index < lines.length; index++) {
     const line = lines[index]!
     if (line.trim().length === 0) continue
-    const where = `MINO_HEADERS line ${index + 1}`
+    const where = `${label} line ${index + 1}`
     const colon = line.indexOf(":")
     if (colon === -1) return Either.left(`${where} is not \`Name: value\` (one header a line)`)
     const name = line.slice(0, colon).trim()
@@ -74,20 +74,30 @@ export const parse = (text: string | undefined, apiKey: string): Either.Either<R
     if (!TOKEN.test(name)) return Either.left(`${where}: the header name is not a valid HTTP name`)
     const lower = name.toLowerCase()
     if (KEY_HEADERS.has(lower)) {
-      return Either.left(`${where}: ${lower} carries OPENAI_API_KEY, which Mino sends itself; set the key there, not in MINO_HEADERS`)
+      return Either.left(`${where}: ${lower} carries OPENAI_API_KEY, which Mino sends itself; set the key there, not in ${label}`)
     }
     if (FRAMING.has(lower)) return Either.left(`${where}: ${lower} is set by Mino and cannot be changed`)
     if (seen.has(lower)) return Either.left(`${where}: ${lower} is given twice`)
     if (!VALUE.test(value)) return Either.left(`${where}: the value of ${lower} holds a control or non-ASCII character`)
     if (value.length === 0) return Either.left(`${where}: ${lower} has no value`)
     if (holdsKey(value, apiKey) || holdsKey(name, apiKey)) {
-      return Either.left(`${where}: ${lower} holds OPENAI_API_KEY; the key never goes in MINO_HEADERS`)
+      return Either.left(`${where}: ${lower} holds OPENAI_API_KEY; the key never goes in ${label}`)
     }
     seen.add(lower)
     headers.push([lower, value])
   }
   return Either.right(headers)
 }
+
+/**
+ * The problem with headers given as pairs (a library user's `ModelClientConfig.headers`),
+ * by the same rules as `MINO_HEADERS`; undefined when there is none.
+ */
+export const problem = (headers: ReadonlyArray<Header>, apiKey: string): string | undefined =>
+  Either.match(parse(headers.map(([name, value]) => `${name}: ${value}`).join("\n"), apiKey, "the model client's headers"), {
+    onLeft: (line) => line,
+    onRight: (parsed) => (parsed.length === headers.length ? undefined : "the model client's headers: a name or value is blank")
+  })
 
 const holdsKey = (text: string, apiKey: string): boolean =>
   apiKey.length > 0 && (text === apiKey || (apiKey.length >= KEY_INSIDE && text.includes(apiKey)))

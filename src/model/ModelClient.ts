@@ -37,6 +37,7 @@ import * as Redacted from "effect/Redacted"
 import { Secrets } from "../security/Secrets.js"
 import * as Adaptation from "./Adaptation.js"
 import * as Endpoint from "./Endpoint.js"
+import * as GatewayHeaders from "./GatewayHeaders.js"
 import * as Json from "../Json.js"
 import * as ErrorBody from "./ErrorBody.js"
 import { VERSION } from "../version.js"
@@ -203,6 +204,8 @@ const make = (config: ModelClientConfig) =>
     const maxRetries = config.maxRetries ?? 2
     const retryWaitCapMs = config.retryWaitCapMs ?? 10_000
     const secrets = yield* Secrets
+    // Headers given by a library user are held to MINO_HEADERS' rules: never the key, no CR/LF.
+    const headerProblem = GatewayHeaders.problem(config.headers ?? [], Redacted.value(secrets.apiKey))
     const transport = HttpTransport.make()
     yield* Effect.addFinalizer(() => Effect.sync(() => transport.close()))
 
@@ -471,7 +474,7 @@ const make = (config: ModelClientConfig) =>
 
     return ModelClient.of({
       respond: (request) =>
-        send(request, 1, {
+        headerProblem !== undefined ? Stream.fail(error("protocol", `model request not sent: ${headerProblem}`)) : send(request, 1, {
           include: !withoutInclude.has(memoryKey(request)),
           withoutReasoningBefore: request.withoutReasoningBefore ?? 0,
           reasoning: !reasoningRefused,

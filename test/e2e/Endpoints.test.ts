@@ -14,6 +14,7 @@ import { isObject } from "../../src/protocol/ResponseItem.js"
 import { load, steps } from "../model/endpoints/Driver.js"
 import {
   API_KEY,
+  bashCall,
   BIN,
   environment,
   exitsWith,
@@ -22,6 +23,7 @@ import {
   runPlain,
   type Sandbox,
   sandbox,
+  scriptedServer,
   sessionFile
 } from "../support/MinoProcess.js"
 import * as Pty from "../support/Pty.js"
@@ -151,6 +153,31 @@ describe("a gateway's header (MINO_HEADERS)", () => {
       yield* exitsWith(mino, { code: 0, signal: null })
       const screen = yield* mino.screen
       expect(screen).not.toContain(TOKEN)
+      expect(fs.readFileSync(sessionFile(box), "utf8")).not.toContain(TOKEN)
+    }), 60_000)
+
+  it.scopedLive("a command that reads them back from Mino's environment gets the value redacted on the screen, in the file and in the next request", () =>
+    Effect.gen(function*() {
+      const box = yield* sandbox
+      // Mino's own /proc/<pid>/environ, as any command running with the user's uid can read it.
+      const readBack = "read -r _ _ _ w _ < /proc/$PPID/stat; read -r _ _ _ m _ < /proc/$w/stat; tr '\\0' '\\n' < /proc/$m/environ | grep '^MINO_HEADERS='"
+      const server = yield* scriptedServer([
+        ResponsesServer.toolCallResponse([bashCall("call_env_1", readBack)]),
+        ResponsesServer.textResponse("I saw it.")
+      ])
+      const mino = yield* spawn(box, server.url, { MINO_HEADERS: `cf-aig-authorization: Bearer ${TOKEN}` })
+      yield* mino.waitFor("You> ")
+      yield* mino.write("What is in your environment?\n")
+      yield* mino.waitFor("Approve this operation? [y/N] ")
+      yield* mino.write("y\n")
+      yield* mino.waitFor("[Tool result: completed; exit code 0]\nMINO_HEADERS=cf-aig-authorization: [redacted]\n")
+      yield* mino.waitFor("I saw it.")
+      yield* mino.waitFor("You> ")
+      const requests = yield* requestsReceived(server, 2)
+      for (const request of requests) expect(JSON.stringify(request.body)).not.toContain(TOKEN)
+      yield* mino.write("\x04")
+      yield* exitsWith(mino, { code: 0, signal: null })
+      expect(yield* mino.screen).not.toContain(TOKEN)
       expect(fs.readFileSync(sessionFile(box), "utf8")).not.toContain(TOKEN)
     }), 60_000)
 

@@ -209,6 +209,22 @@ describe("a gateway's headers", () => {
       expect(result?.error?.message).toBe("model request failed: HTTP 403: gateway refused [redacted] (token [redacted])")
     }))
 
+  it.scopedLive("given by a library user, are held to the same rules: one holding the key or a CR/LF sends nothing", () =>
+    Effect.gen(function*() {
+      const server = yield* ResponsesServer.make(() => Effect.succeed(ResponsesServer.textResponse("fine")))
+      const cases: ReadonlyArray<readonly [ReadonlyArray<readonly [string, string]>, string]> = [
+        [[["x-gw", `Bearer ${KEY}`]], "model request not sent: the model client's headers line 1: x-gw holds OPENAI_API_KEY; the key never goes in the model client's headers"],
+        [[["Authorization", "Bearer other-token-123"]], "model request not sent: the model client's headers line 1: authorization carries OPENAI_API_KEY, which Mino sends itself; set the key there, not in the model client's headers"],
+        [[["x-gw", "a\r\nx-evil: 1"]], "model request not sent: the model client's headers line 1: the value of x-gw holds a control or non-ASCII character"],
+        [[["x-gw", "a\nx-evil: 1"]], "model request not sent: the model client's headers: a name or value is blank"]
+      ]
+      for (const [given, line] of cases) {
+        const [result] = yield* run(server, [ask()], { headers: given })
+        expect(result?.error?.message).toBe(line)
+      }
+      expect(yield* server.requests).toEqual([])
+    }))
+
   const refused: ReadonlyArray<readonly [string, string, RegExp]> = [
     ["authorization", `Authorization: Bearer ${TOKEN}`, /^MINO_HEADERS line 1: authorization carries OPENAI_API_KEY/],
     ["api-key, any case", `API-Key: ${TOKEN}`, /^MINO_HEADERS line 1: api-key carries OPENAI_API_KEY/],

@@ -161,7 +161,7 @@ describe("the API key", () => {
       const server = yield* scriptedServer([ResponsesServer.textResponse("Hi."), ResponsesServer.textResponse("Again.")])
       const mino = yield* Pty.spawn({ argv: [process.execPath, BIN], env: { ...environment(box, server.url), OPENAI_API_KEY: "ollama" }, cwd: box.cwd })
       yield* mino.waitFor("You> ")
-      yield* mino.write("hello")
+      yield* mino.write("hello\r")
       yield* mino.waitFor("Assistant> Hi.")
       yield* mino.write("again\r")
       yield* mino.waitFor("Assistant> Again.")

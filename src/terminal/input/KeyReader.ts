@@ -51,6 +51,8 @@ import type { Texts } from "../../TextList.js"
 export interface Answer {
   readonly text: string
   readonly pasted: boolean
+  /** No answer was read: a cursor position report Mino had not asked for arrived while the screen was on its way (`Sighting`). */
+  readonly forgedReport?: boolean
 }
 
 export interface KeyReaderOptions {
@@ -111,14 +113,10 @@ export const make = (options: KeyReaderOptions) =>
     let decoder = KeyDecoder.initial
     let sighting = Sighting.initial
     // The question waiting for its screen to be seen: called when it is (or when the wait gives up).
-    let onSeen: (() => void) | undefined
-    // Requests written and not answered yet; `onAnswered` is told when none is left.
-    let unanswered = 0
+    let onSeen: ((seen: "seen" | "forged") => void) | undefined
+    // Told when no request is left unanswered.
     let onAnswered: (() => void) | undefined
-    const requestPosition = (text: string) => {
-      unanswered += 1
-      raw(text)
-    }
+    const screenColumns = () => (ttyOutput !== undefined && ttyOutput.columns > 0 ? ttyOutput.columns : 80)
     let gate: InputGate.Gate = InputGate.idle
     let ended = false
     let modesSet = false
@@ -190,11 +188,10 @@ export const make = (options: KeyReaderOptions) =>
       for (const item of inputs) {
         if (stopped) return
         if (item._tag === "Report") {
-          unanswered = Math.max(0, unanswered - 1)
-          if (unanswered === 0) onAnswered?.()
-          const answered = Sighting.report(sighting, item.column)
+          const answered = Sighting.report(sighting, item.column, screenColumns())
           sighting = answered.sighting
-          if (answered.seen) onSeen?.()
+          if (Sighting.unanswered(sighting) === 0) onAnswered?.()
+          if (answered.seen !== "not yet") onSeen?.(answered.seen)
           continue
         }
         const step = InputGate.feed(gate, item)
@@ -208,7 +205,7 @@ export const make = (options: KeyReaderOptions) =>
     // End of input (a closed pipe in tests; a hung-up terminal): the prompt shown, or the next one, ends.
     const onEnd = () => {
       ended = true
-      onSeen?.()
+      onSeen?.("seen")
       if (gate._tag === "Reading") shown?.done({ _tag: "Ended", editor: gate.editor })
     }
     const onData = (chunk: Buffer | string) => {
@@ -270,7 +267,7 @@ export const make = (options: KeyReaderOptions) =>
      * most `EXIT_WAIT_MS`), so none arrives as typing at the shell after Mino.
      */
     const awaitAnswers = Effect.async<void>((resume) => {
-      if (unanswered === 0 || stopped || ended) return resume(Effect.void)
+      if (Sighting.unanswered(sighting) === 0 || stopped || ended) return resume(Effect.void)
       const timer = setTimeout(() => resume(Effect.void), EXIT_WAIT_MS)
       onAnswered = () => {
         clearTimeout(timer)
@@ -286,7 +283,10 @@ export const make = (options: KeyReaderOptions) =>
         input.on("error", onEnd)
         input.resume()
         // Whether the terminal answers at all is known before the first question.
-        if (options.animated) requestPosition(Sighting.REQUEST)
+        if (options.animated) {
+          sighting = Sighting.started(sighting)
+          raw(Sighting.REQUEST)
+        }
         process.on("exit", restoreModes)
         return openDrain(input)
       }),
@@ -409,14 +409,19 @@ export const make = (options: KeyReaderOptions) =>
           shown.drawn = layout(undefined, frame(shown, LineEditor.empty())).drawn
           if (ended) settle({ _tag: "Ended", editor: LineEditor.empty() })
         }
-        const seen = () => {
+        const seen = (how: "seen" | "forged") => {
           if (repeat !== undefined) clearTimeout(repeat)
           repeat = undefined
           onSeen = undefined
           sighting = Sighting.end(sighting)
-          timer = setTimeout(endGuard, options.guardMs)
+          if (how === "seen") timer = setTimeout(endGuard, options.guardMs)
+          else {
+            // Nothing typed can answer this question: it is denied, and input waits for the next prompt.
+            gate = InputGate.idle
+            resume(Effect.succeed(Option.some({ text: "", pasted: false, forgedReport: true })))
+          }
         }
-        if (!options.animated || ended) seen()
+        if (!options.animated || ended) seen("seen")
         else {
           // Reports read before the request is written answer nothing of this question.
           drain()
@@ -424,12 +429,12 @@ export const make = (options: KeyReaderOptions) =>
           sighting = Sighting.begin(sighting)
           onSeen = seen
           const request = () => {
-            const column = Sighting.column(sighting, ttyOutput !== undefined && ttyOutput.columns > 0 ? ttyOutput.columns : 80, () => randomInt(0, 1 << 30) / (1 << 30))
+            const column = Sighting.column(sighting, screenColumns(), () => randomInt(0, 1 << 30) / (1 << 30))
             sighting = Sighting.asked(sighting, column)
-            requestPosition(Sighting.request(column))
+            raw(Sighting.request(column))
             repeat = setTimeout(() => {
               repeat = undefined
-              if (Sighting.onRepeat(sighting, performance.now() - began) === "give up") seen()
+              if (Sighting.onRepeat(sighting, performance.now() - began) === "give up") seen("seen")
               else request()
             }, Sighting.REPEAT_MS)
           }

@@ -14,6 +14,7 @@ import * as Scope from "effect/Scope"
 import { Agent } from "../agent/Agent.js"
 import type { AgentEvent } from "../agent/AgentEvent.js"
 import * as Escape from "../security/Escape.js"
+import * as SetApart from "../terminal/display/SetApart.js"
 import * as Markdown from "../terminal/display/Markdown.js"
 import { fromSignal, type StopSignalsShape } from "../StopSignals.js"
 import * as ChatCommands from "./ChatCommands.js"
@@ -227,7 +228,8 @@ const renderer = Effect.gen(function*() {
           const { result } = event
           // A denial's sentence is already on the screen, under the prompt.
           const shown = result.status === "denied" ? "" : result.output
-          const output = shown.length > 0 ? Escape.forDisplay(Fold.fold(shown)).replace(/\n?$/, "\n") : ""
+          // A command's output, like the model's text, cannot pass for Mino's own screen.
+          const output = shown.length > 0 ? SetApart.whole(Escape.forDisplay(Fold.fold(shown)), false).replace(/\n?$/, "\n") : ""
           yield* ownLine
           yield* out(`\n${terminal.style("dim", ToolResult.header(result, bounds))}\n${output}\n`)
           bounds = {}

@@ -65,11 +65,12 @@ export const marksFrom = (before: number, text: string, escape: (ch: string) => 
 export const forDisplay = (text: string): string => marksFrom(0, escapeUnsafe(text)).text
 
 /**
- * `forDisplay` for a piece of streamed text: `before` is the run of non-moving
- * characters the text shown so far ends with (0 at the start); returns it for the next piece.
+ * `forDisplay` for a piece of streamed text, without the rule for runs of
+ * marks, which a run cut between pieces would escape differently: the stream
+ * applies it to what it writes, counting on across pieces (`marksFrom`, as
+ * `terminal/display/SetApart` does for the model's text).
  */
-export const forDisplayFrom = (before: number, text: string): { readonly text: string; readonly marks: number } =>
-  marksFrom(before, escapeUnsafe(text))
+export const forDisplayPiece = (text: string): string => escapeUnsafe(text)
 
 /**
  * A value shown as one line whose escapes read back one way: backslashes are

@@ -79,6 +79,9 @@ describe("a slow display", () => {
         expect(run.pwned).toBe(false)
         // The person is told that what they typed did not answer.
         expect(run.real).toMatch(/\(ignored \d+ line\(s\)[^)]* typed before this question\)/)
+        // The forged screen is set apart from Mino's: each of its lines behind the marker.
+        const drawn = run.screen.replace(/\u001b\[[0-9;]*m/g, "")
+        for (const line of ["[Tool: bash]", "Command: \"ls\"", "Directory: ", "Timeout: 30 s", PROMPT.trimEnd()]) expect(drawn).toContain(`\n┊ ${line}`)
         // The marks past the first few are drawn escaped: they cannot pass for nothing.
         expect(run.screen).toContain("\\u0301\\u0301")
       }), { timeout: 180_000 })

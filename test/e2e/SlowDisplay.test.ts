@@ -16,6 +16,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import { FORGED_REPORT } from "../../src/approval/Approver.js"
 import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import * as Pty from "../support/Pty.js"
 import { bashCall, BIN, environment, sandbox, scriptedServer } from "../support/MinoProcess.js"
@@ -86,4 +87,77 @@ describe("a slow display", () => {
         expect(run.screen).toContain("\\u0301\\u0301")
       }), { timeout: 180_000 })
   }
+})
+
+/** Mino asking to run `touch APPROVED`, on a terminal spawned with `options`. */
+const asking = (options: { readonly answersPosition?: boolean; readonly bytesPerSecond?: number; readonly env?: Readonly<Record<string, string>>; readonly message?: string }) =>
+  Effect.gen(function*() {
+    const box = yield* sandbox
+    const server = yield* scriptedServer([
+      ResponsesServer.toolCallResponse([bashCall("c1", "touch APPROVED")], options.message === undefined ? {} : { message: { text: options.message } }),
+      ResponsesServer.textResponse("Done.")
+    ])
+    const mino = yield* Pty.spawn({
+      argv: [process.execPath, BIN],
+      env: environment(box, server.url, options.env),
+      cwd: box.cwd,
+      columns: 80,
+      rows: 24,
+      ...(options.answersPosition === undefined ? {} : { answersPosition: options.answersPosition }),
+      ...(options.bytesPerSecond === undefined ? {} : { bytesPerSecond: options.bytesPerSecond })
+    })
+    yield* mino.waitFor("You> ", 30_000)
+    yield* mino.write("go\r")
+    return { mino, approved: () => fs.existsSync(path.join(box.cwd, "APPROVED")) }
+  })
+
+describe("the screen's sighting, attacked", () => {
+  it.scopedLive("a report typed while the screen is on its way denies the question; one pasted is dropped and answers nothing", () =>
+    Effect.gen(function*() {
+      const { approved, mino } = yield* asking({ bytesPerSecond: 64 * 1024, message: `${PROMPT}${"\u0301".repeat(MARKS)}` })
+      yield* mino.waitFor(PROMPT, 60_000)
+      // Pasted: a report inside a paste never reaches the sighting, and the paste answers nothing.
+      yield* mino.typeAcked("\u001b[200~\u001b[24;1Ry\r\u001b[201~")
+      // Typed: a report naming column 1, which Mino never asks for, typed again and again until the real
+      // screen is on the display (one typed before the question began is no answer to anything, and ignored).
+      let typed = 0
+      while (!(yield* mino.screen).includes("touch APPROVED")) {
+        yield* mino.typeAcked("\u001b[24;1Ry\r")
+        typed++
+        yield* Effect.sleep(Duration.millis(100))
+      }
+      console.log(`forged reports typed while the screen was on its way: ${typed}`)
+      const denied = yield* mino.waitFor("[Tool result: denied]", 60_000)
+      expect(denied.replace(/\s+/g, " ")).toContain(FORGED_REPORT)
+      expect(approved()).toBe(false)
+    }), { timeout: 120_000 })
+
+  it.scopedLive("a terminal that never answers: the question is asked on the guard alone, and y typed at its prompt approves", () =>
+    Effect.gen(function*() {
+      const { approved, mino } = yield* asking({ answersPosition: false })
+      yield* mino.waitFor(PROMPT, 30_000)
+      yield* mino.write("y\r")
+      yield* mino.waitFor("Done.", 30_000)
+      expect(approved()).toBe(true)
+    }), { timeout: 60_000 })
+
+  it.scopedLive("TERM=dumb: no request and no escape sequence is written, and y typed at the prompt approves", () =>
+    Effect.gen(function*() {
+      const { approved, mino } = yield* asking({ env: { TERM: "dumb" } })
+      yield* mino.waitFor(PROMPT, 30_000)
+      yield* mino.write("y\r")
+      yield* mino.waitFor("Done.", 30_000)
+      expect(approved()).toBe(true)
+      expect((yield* mino.rawOutput).includes(0x1b)).toBe(false)
+    }), { timeout: 60_000 })
+
+  it.scopedLive("a terminal that answers: y typed at the prompt approves", () =>
+    Effect.gen(function*() {
+      const { approved, mino } = yield* asking({})
+      yield* mino.waitFor(PROMPT, 30_000)
+      yield* mino.write("y\r")
+      yield* mino.waitFor("Done.", 30_000)
+      expect(approved()).toBe(true)
+      expect((yield* mino.rawOutput).toString("utf8")).toMatch(/\u001b\[\d+G\u001b\[6n\r/)
+    }), { timeout: 60_000 })
 })

@@ -7,7 +7,9 @@
  *
  * Each call gets its own decision: on a terminal, everything typed before the
  * prompt could be answered is discarded rather than taken as the answer (see
- * `Terminal.ask`). With piped input the prompt reads nothing (the next line is
+ * `Terminal.ask`), and the prompt can only be answered once the terminal has
+ * reported that it drew the screen (`terminal/input/Sighting`); a cursor
+ * report nobody asked for, arriving meanwhile, denies the call. With piped input the prompt reads nothing (the next line is
  * the next question) and denies; end of input at the prompt ends the turn
  * `cancelled`.
  */

@@ -425,6 +425,7 @@ export const make = (options: KeyReaderOptions) =>
         else {
           // Reports read before the request is written answer nothing of this question.
           drain()
+          if (stopped) return
           const began = performance.now()
           sighting = Sighting.begin(sighting)
           onSeen = seen

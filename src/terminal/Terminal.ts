@@ -49,9 +49,10 @@ export interface TerminalShape {
   /**
    * Writes `screen` (an approval question), then shows `prompt` and reads the
    * answer; `None` at end of input. On a terminal nothing typed before the
-   * prompt was shown can answer it: whatever was typed before, and whatever
-   * arrives during a guard period (`GUARD_MS`) after the screen is written, is
-   * discarded, and the screen says so.
+   * prompt was shown can answer it: whatever was typed before, whatever arrives
+   * before the terminal reports that it has drawn the screen (where the output
+   * takes escape sequences: `input/Sighting`), and whatever arrives during a
+   * guard period (`GUARD_MS`) after that, is discarded, and the screen says so.
    */
   readonly ask: (screen: string, prompt: string) => Effect.Effect<Option.Option<KeyReader.Answer>>
   /** Writes text as it is: callers escape what they did not write themselves. */

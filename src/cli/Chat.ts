@@ -1,24 +1,27 @@
 /**
  * `mino` (and `mino --demo`): the chat as a program. It reads the configuration
- * once (`Config.ts`), opens the conversation and the terminal, shows the banner
- * and runs the Gateway. The rest of Mino — the model client, bash, the approver,
- * the Agent over them (`cli/ChatAgent.ts`, composed by `Mino.agentLayer`) — is
- * brought in once the first prompt is on the screen, while the user types, so
- * neither the prompt nor the first question waits for it. Every expected way to
- * stop is a `Stop`: one line on stderr and an exit code, for `main.ts`.
+ * once (`Config.ts`), opens the key and the conversation (`Mino.conversationLayer`)
+ * and the terminal, shows the banner and runs the Gateway. The rest of Mino — the
+ * model client, bash, the approver, the Agent over them (`cli/ChatAgent.ts`,
+ * composed by `Mino.agentLayer`) — is built once the first prompt is on the
+ * screen, while the user types (`Mino.staged`), so neither the prompt nor the
+ * first question waits for it. Every expected way to stop is a `Stop`: one line
+ * on stderr and an exit code, for `main.ts`.
  */
 import * as Fs from "node:fs"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as HashSet from "effect/HashSet"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
-import * as Scope from "effect/Scope"
-import { Agent, type AgentShape } from "../agent/Agent.js"
+import { Agent } from "../agent/Agent.js"
 import * as Instructions from "../agent/Instructions.js"
 import * as MinoConfig from "../Config.js"
+import * as Mino from "../Mino.js"
 import * as Escape from "../security/Escape.js"
-import { Secrets, SHORT_KEY_WARNING } from "../security/Secrets.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { fromSignal, StopSignals } from "../StopSignals.js"
 import { Terminal } from "../terminal/Terminal.js"
@@ -35,6 +38,15 @@ export class Stop extends Data.TaggedError("Stop")<{ readonly code: number; read
 const warn = (text: string): void => {
   process.stderr.write(`${Wrap.wrap(text, process.stderr.isTTY === true ? process.stderr.columns : undefined)}\n`)
 }
+
+/**
+ * The chat's one logger (in place of `runMain`'s): what Mino says through Effect's
+ * logger (a key too short to redact) is a warning line on stderr, in Mino's words.
+ */
+const warnings = Layer.locallyScoped(
+  FiberRef.currentLoggers,
+  HashSet.make(Logger.make(({ message }) => warn(Escape.forLine((Array.isArray(message) ? message : [message]).map(String).join(" ")))))
+)
 
 /** The demo's key: a placeholder its loopback server ignores, not a secret. */
 const DEMO_KEY = "mino-demo"
@@ -59,22 +71,24 @@ export const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>, onC
     const stops = yield* StopSignals
 
     // What the banner and the prompt need: the key (to redact), the conversation, the terminal.
-    const opened = Layer.merge(
-      SessionStore.layer({ home: config.home, directory: cwd, demo: flags.demo, conversation: flags.conversation }),
+    const opened = Terminal.layer(
       // Ctrl+C and Ctrl+\ arrive as keys in raw mode: they request the same stop as the signals.
-      Terminal.layer((key) => stops.request(fromSignal(key === "quit" ? "SIGQUIT" : "SIGINT")))
-    ).pipe(Layer.provideMerge(flags.demo ? Secrets.layerPlaceholder(apiKey.value) : Secrets.layer(apiKey.value)))
+      (key) => stops.request(fromSignal(key === "quit" ? "SIGQUIT" : "SIGINT"))
+    ).pipe(Layer.provideMerge(Mino.conversationLayer({
+      apiKey: apiKey.value,
+      // The demo's key is a placeholder, no secret.
+      protectKey: !flags.demo,
+      session: { home: config.home, directory: cwd, demo: flags.demo, conversation: flags.conversation }
+    })))
 
     const summary = yield* Effect.gen(function*() {
       const store = yield* SessionStore
-      const secrets = yield* Secrets
       // The configuration held: from here on, files may be written (the start-up code cache too).
       onConfigured()
-      if (!secrets.redactable && !flags.demo) warn(SHORT_KEY_WARNING)
       // The project's AGENTS.md, checked like a tool call's arguments; a file that is refused says so once, before the banner.
       const loaded = yield* Instructions.load(cwd)
       if (loaded.warning !== undefined) warn(loaded.warning)
-      const later = yield* deferred(Effect.flatMap(
+      const later = yield* Mino.staged(Effect.flatMap(
         Effect.promise(() => import("./ChatAgent.js")),
         (ChatAgent) =>
           ChatAgent.build({
@@ -106,6 +120,7 @@ export const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>, onC
     if (summary.failedTurns > 0 && process.stdin.isTTY !== true) return yield* new Stop({ code: 1 })
   }).pipe(
     Effect.scoped,
+    Effect.provide(warnings),
     Effect.catchTags({
       ConversationNotFound: (e) => new Stop({ code: 2, message: `mino: ${Escape.forLine(e.message)}.` }),
       SessionBusy: (e) => new Stop({ code: 1, message: `mino: ${e.message}` }),
@@ -115,23 +130,3 @@ export const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>, onC
       AgentBusy: (e) => new Stop({ code: 1, message: `mino: ${e.message}` })
     })
   )
-
-/**
- * An Agent whose parts are built once: when `warm` runs (after the first
- * prompt), or at the first turn if that comes sooner. Its notices and questions
- * come from the conversation, open already. What it builds is held by the
- * chat's scope, and built with the services around it now.
- */
-const deferred = <R>(build: Effect.Effect<AgentShape, never, R | Scope.Scope>) =>
-  Effect.gen(function*() {
-    const store = yield* SessionStore
-    const scope = yield* Effect.scope
-    const context = yield* Effect.context<Exclude<R, Scope.Scope>>()
-    const ready = yield* Effect.cached(build.pipe(Scope.extend(scope), Effect.provide(context)))
-    const agent: AgentShape = {
-      notices: store.notices,
-      questions: store.questions,
-      turn: (input, emit, options) => Effect.flatMap(ready, (built) => built.turn(input, emit, options))
-    }
-    return { agent, warm: Effect.asVoid(Effect.forkIn(ready, scope)) }
-  })

@@ -46,7 +46,7 @@ const FLOORS: ReadonlyArray<{ readonly what: string; readonly units: ReadonlyArr
   { what: "the model client, the approver, one conversation's file", units: [folder("model/"), folder("approval/"), folder("session/conversation/")] },
   { what: "the session store", units: [folder("session/")] },
   { what: "the Agent", units: [folder("agent/")] },
-  { what: "the composition root", units: [files("composition", "Mino.ts")] },
+  { what: "the composition root", units: [files("composition", "Mino.ts", "AgentParts.ts")] },
   { what: "the command line", units: [folder("cli/")] },
   { what: "entry points", units: [files("main", "main.ts"), files("library", "index.ts"), files("library's testing", "testing.ts")] }
 ]

@@ -37,7 +37,7 @@ import { freeze } from "../tools/Tool.js"
 import { ToolRegistry } from "../tools/ToolRegistry.js"
 import * as ToolResult from "../tools/ToolResult.js"
 import type { AgentEvent } from "./AgentEvent.js"
-import { batchRefusal } from "./Limits.js"
+import { batchOverLimit } from "./Limits.js"
 import * as Stopping from "./Stopping.js"
 import { type FunctionCall, type ResponseItem, validate } from "../protocol/ResponseItem.js"
 import { Agent, AgentBusy, type AgentConfig, type TurnOptions, type TurnOutcome } from "./Agent.js"
@@ -46,7 +46,7 @@ import { Agent, AgentBusy, type AgentConfig, type TurnOptions, type TurnOutcome 
 export const layer = (config: AgentConfig) => Layer.effect(Agent, make(config))
 
 /** How a turn ends early: the status and one line for the user and the record. */
-class TurnStop extends Data.TaggedError("TurnStop")<{ readonly status: TurnStatus; readonly reason: string }> {}
+class TurnEndsEarly extends Data.TaggedError("TurnEndsEarly")<{ readonly status: TurnStatus; readonly reason: string }> {}
 
 /** What the calls of a turn that stops early become (see `TurnClosing`). */
 const stopped = (status: TurnStatus, reason: string): Closing => ({
@@ -97,7 +97,7 @@ const make = (config: AgentConfig) =>
         // A save lands or fails: a stop waits for it.
         const save = (record: SessionRecord) =>
           Effect.uninterruptible(store.append(record)).pipe(
-            Effect.catchTag("RecordRejected", (e) => new TurnStop({ status: "failed", reason: e.message }))
+            Effect.catchTag("RecordRejected", (e) => new TurnEndsEarly({ status: "failed", reason: e.message }))
           )
 
         const saveResult = (call: { readonly call_id: string; readonly name: string }, result: ToolResult.ToolResult) =>
@@ -134,7 +134,7 @@ const make = (config: AgentConfig) =>
             const display = freeze(prepared.right.display)
             const decision = yield* unlessStopped(approver.decide(display))
             if (!decision.approved) {
-              if (decision.endTurn === true) return yield* new TurnStop({ status: "cancelled", reason: decision.reason })
+              if (decision.endTurn === true) return yield* new TurnEndsEarly({ status: "cancelled", reason: decision.reason })
               return yield* saveResult(call, ToolResult.make("denied", decision.reason))
             }
             yield* save({ type: "tool_start", turn_id: turnId, call_id: call.call_id, name: call.name })
@@ -153,11 +153,11 @@ const make = (config: AgentConfig) =>
             const batch = validate(response.output, before.callIds)
             yield* save({ type: "model_response", turn_id: turnId, response_id: response.id, output: response.output })
             yield* emit({ _tag: "ModelResponded" })
-            if (Either.isLeft(batch)) return yield* new TurnStop({ status: "failed", reason: `invalid response: ${batch.left}` })
+            if (Either.isLeft(batch)) return yield* new TurnEndsEarly({ status: "failed", reason: `invalid response: ${batch.left}` })
             if (batch.right.length === 0) return
             // Every call of an accepted batch counts, whether it ran, was denied or was invalid.
-            const refusal = batchRefusal(before.requests + 1, before.callIds.size, batch.right.length)
-            if (refusal !== undefined) return yield* new TurnStop({ status: "failed", reason: refusal })
+            const overLimit = batchOverLimit(before.requests + 1, before.callIds.size, batch.right.length)
+            if (overLimit !== undefined) return yield* new TurnEndsEarly({ status: "failed", reason: overLimit })
             for (const call of batch.right) yield* runCall(call)
           }
         })
@@ -182,7 +182,7 @@ const make = (config: AgentConfig) =>
         const failure = Cause.failureOption(exit.cause)
         if (Option.isSome(failure)) {
           const error = failure.value
-          if (error._tag === "TurnStop") return yield* close(stopped(error.status, error.reason))
+          if (error._tag === "TurnEndsEarly") return yield* close(stopped(error.status, error.reason))
           if (error._tag === "ModelError") return yield* close(stopped("failed", error.message))
           return yield* error
         }
@@ -219,7 +219,7 @@ const make = (config: AgentConfig) =>
           }
         })
         return yield* Option.match(completed, {
-          onNone: () => Effect.fail(new TurnStop({ status: "failed", reason: "the model stream ended without response.completed" })),
+          onNone: () => Effect.fail(new TurnEndsEarly({ status: "failed", reason: "the model stream ended without response.completed" })),
           onSome: Effect.succeed
         })
       })

@@ -5,7 +5,7 @@
  * model client, bash, the approver, the Agent over them (`cli/ChatAgent.ts`,
  * composed by `Mino.agentLayer`) — is built once the first prompt is on the
  * screen, while the user types (`Mino.staged`), so neither the prompt nor the
- * first question waits for it. Every expected way to stop is a `Stop`: one line
+ * first question waits for it. Every expected way to exit is an `ExitWith`: one line
  * on stderr and an exit code, for `main.ts`.
  */
 import * as Fs from "node:fs"
@@ -31,8 +31,8 @@ import * as Banner from "./Banner.js"
 import * as Gateway from "./Gateway.js"
 import * as Wrap from "../terminal/display/Wrap.js"
 
-/** An expected way to stop: `message` goes to stderr as one line, then exit with `code`. */
-export class Stop extends Data.TaggedError("Stop")<{ readonly code: number; readonly message?: string }> {}
+/** An expected way to exit: `message` goes to stderr as one line, then exit with `code`. */
+export class ExitWith extends Data.TaggedError("ExitWith")<{ readonly code: number; readonly message?: string }> {}
 
 /** A warning on stderr, broken at word boundaries to the width of the terminal it goes to (whole when it is not one). */
 const warn = (text: string): void => {
@@ -53,7 +53,7 @@ const DEMO_KEY = "mino-demo"
 
 export const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>, onConfigured: () => void = () => {}) =>
   Effect.gen(function*() {
-    const config = yield* Effect.mapError(MinoConfig.chat, (error) => new Stop({ code: 2, message: `mino: ${error.message}` }))
+    const config = yield* Effect.mapError(MinoConfig.chat, (error) => new ExitWith({ code: 2, message: `mino: ${error.message}` }))
     // Started in a directory that was deleted or cannot be read: one line, not a stack trace.
     const cwd = yield* Effect.try({
       try: () => {
@@ -61,12 +61,12 @@ export const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>, onC
         Fs.accessSync(resolved, Fs.constants.R_OK | Fs.constants.X_OK)
         return resolved
       },
-      catch: () => new Stop({ code: 2, message: "mino: the current directory cannot be read (was it deleted?); start mino in another one." })
+      catch: () => new ExitWith({ code: 2, message: "mino: the current directory cannot be read (was it deleted?); start mino in another one." })
     })
     const modelName = flags.model ?? config.model
     const apiKey: Option.Option<Redacted.Redacted<string> | string> = flags.demo ? Option.some(DEMO_KEY) : config.apiKey
     if (Option.isNone(apiKey)) {
-      return yield* new Stop({ code: 2, message: "mino: OPENAI_API_KEY is not set; export your API key, or try `mino --demo`." })
+      return yield* new ExitWith({ code: 2, message: "mino: OPENAI_API_KEY is not set; export your API key, or try `mino --demo`." })
     }
     const stops = yield* StopSignals
 
@@ -115,18 +115,18 @@ export const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>, onC
     }).pipe(Effect.provide(opened))
     // Stopped by Ctrl+C or a signal: the turn is closed on disk; exit 130 or 128+N.
     const stop = yield* stops.poll
-    if (Option.isSome(stop)) return yield* new Stop({ code: stop.value.exitCode })
+    if (Option.isSome(stop)) return yield* new ExitWith({ code: stop.value.exitCode })
     // Piped input: a script can tell from the exit code whether a turn failed.
-    if (summary.failedTurns > 0 && process.stdin.isTTY !== true) return yield* new Stop({ code: 1 })
+    if (summary.failedTurns > 0 && process.stdin.isTTY !== true) return yield* new ExitWith({ code: 1 })
   }).pipe(
     Effect.scoped,
     Effect.provide(warnings),
     Effect.catchTags({
-      ConversationNotFound: (e) => new Stop({ code: 2, message: `mino: ${Escape.forLine(e.message)}.` }),
-      SessionBusy: (e) => new Stop({ code: 1, message: `mino: ${e.message}` }),
-      SessionOpenError: (e) => new Stop({ code: 1, message: `mino: ${e.message}` }),
-      SessionHomeError: (e) => new Stop({ code: 2, message: `mino: ${e.message}` }),
-      SessionWriteError: (e) => new Stop({ code: 1, message: `mino: ${e.message}; the chat has stopped.` }),
-      AgentBusy: (e) => new Stop({ code: 1, message: `mino: ${e.message}` })
+      ConversationNotFound: (e) => new ExitWith({ code: 2, message: `mino: ${Escape.forLine(e.message)}.` }),
+      SessionBusy: (e) => new ExitWith({ code: 1, message: `mino: ${e.message}` }),
+      SessionOpenError: (e) => new ExitWith({ code: 1, message: `mino: ${e.message}` }),
+      SessionHomeError: (e) => new ExitWith({ code: 2, message: `mino: ${e.message}` }),
+      SessionWriteError: (e) => new ExitWith({ code: 1, message: `mino: ${e.message}; the chat has stopped.` }),
+      AgentBusy: (e) => new ExitWith({ code: 1, message: `mino: ${e.message}` })
     })
   )

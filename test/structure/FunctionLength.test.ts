@@ -23,8 +23,6 @@ const ALLOWED: Readonly<Record<string, number>> = {
   "model/ModelClient.ts make": 214,
   "model/ModelClient.ts make.send": 94,
   "model/stream/StreamEvents.ts reader": 122,
-  "model/transport/HttpTransport.ts make": 114,
-  "model/transport/HttpTransport.ts make.send": 85,
   "terminal/Terminal.ts make": 86,
   "terminal/input/KeyDecoder.ts decode": 97,
   "terminal/input/KeyReader.ts make": 220,

@@ -19,7 +19,6 @@ const LIMIT = 80
 const ALLOWED: Readonly<Record<string, number>> = {
   "agent/AgentLoop.ts make": 135,
   "agent/AgentLoop.ts make.runTurn": 85,
-  "cli/Gateway.ts renderer": 82,
   "model/ModelClient.ts make": 214,
   "model/ModelClient.ts make.send": 94,
   "model/stream/StreamEvents.ts reader": 122,

@@ -22,7 +22,6 @@ const ALLOWED: Readonly<Record<string, number>> = {
   "model/ModelClient.ts make": 214,
   "model/ModelClient.ts make.send": 94,
   "model/stream/StreamEvents.ts reader": 122,
-  "terminal/Terminal.ts make": 86,
   "terminal/input/KeyDecoder.ts decode": 97,
   "terminal/input/KeyReader.ts make": 220,
   "tools/bash/BashRunner.ts start": 149

@@ -9,6 +9,7 @@
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import ts from "typescript"
 import { imports, type Source, sources, SRC } from "./Sources.js"
 
 /** A unit: a folder (`tools/`: what is under it and under no longer entry) or named files. */
@@ -84,6 +85,23 @@ const place = (path: string, floors: typeof FLOORS = FLOORS): Place | undefined 
   return best?.place
 }
 
+/** Lines holding an `import(` whose argument is not a string literal (comments and strings are skipped by the compiler's scanner). */
+const computedImports = (file: Source): ReadonlyArray<number> => {
+  const source = ts.createSourceFile(file.path, file.text, ts.ScriptTarget.Latest, true)
+  const lines: Array<number> = []
+  const visit = (node: ts.Node) => {
+    if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
+      const [argument] = node.arguments
+      if (argument === undefined || !ts.isStringLiteralLike(argument) || ts.isTemplateExpression(argument)) {
+        lines.push(source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1)
+      }
+    }
+    ts.forEachChild(node, visit)
+  }
+  visit(source)
+  return lines
+}
+
 /** What is wrong with each import of each file, as one line a reader can act on. */
 const violations = (files: ReadonlyArray<Source>, floors: typeof FLOORS = FLOORS): ReadonlyArray<string> => {
   const known = new Set(files.map((file) => file.path))
@@ -94,6 +112,8 @@ const violations = (files: ReadonlyArray<Source>, floors: typeof FLOORS = FLOORS
       found.push(`src/${file.path} is on no floor: add its folder to FLOORS in test/structure/Layering.test.ts (and the table in docs/architecture.md)`)
       continue
     }
+    // An `import()` of a computed path names no file, so its direction cannot be checked.
+    for (const computed of computedImports(file)) found.push(`src/${file.path}:${computed} imports a computed path: name the file, so its floor can be checked`)
     for (const imported of imports(file)) {
       const where = `src/${file.path}:${imported.line} imports "${imported.written}"`
       if (imported.target.startsWith("../")) {
@@ -160,6 +180,7 @@ describe("src's layering", () => {
       file("protocol/ResponseItem.ts", `import * as Agent from "../agent/Agent.js"`),
       file("agent/Agent.ts", `import type { X } from "../protocol/ResponseItem.js"`, `export { Y } from "../cli/Chat.js"`),
       file("cli/Chat.ts", `const later = () => import("../testing/ResponsesServer.js")`, `import "../../test/support/Harness.js"`),
+      file("cli/Print.ts", `const name = "Chat"`, `const later = () => import(\`./\${name}.js\`)`, `// import("../agent/Agent.js")`),
       file("testing/ResponsesServer.ts", ``),
       file("tools/Tool.ts", `import { width } from "../terminal/display/Width.js"`),
       file("terminal/display/Width.ts", ``),
@@ -170,6 +191,7 @@ describe("src's layering", () => {
       `src/agent/Agent.ts:2 imports "../cli/Chat.js" (src/cli/Chat.ts): agent/ (floor 6) imports only from lower floors, and cli/ is on floor 8`,
       `src/cli/Chat.ts:1 imports "../testing/ResponsesServer.js": only testing.ts, demo/, cli/ChatAgent.ts may import src/testing/ (the test server is not on a user's path)`,
       `src/cli/Chat.ts:2 imports "../../test/support/Harness.js", outside src: src imports nothing from the tests or scripts`,
+      `src/cli/Print.ts:2 imports a computed path: name the file, so its floor can be checked`,
       `src/tools/Tool.ts:1 imports "../terminal/display/Width.js" (src/terminal/display/Width.ts): tools/ and terminal/display/ share floor 1, and units on one floor do not import each other`,
       `src/Stray.ts is on no floor: add its folder to FLOORS in test/structure/Layering.test.ts (and the table in docs/architecture.md)`
     ])

@@ -31,6 +31,8 @@ import * as Instructions from "./agent/Instructions.js"
 import type { Approver } from "./approval/Approver.js"
 import * as MinoConfig from "./Config.js"
 import { DEFAULT_MODEL } from "./defaults.js"
+import * as Endpoint from "./model/Endpoint.js"
+import * as GatewayHeaders from "./model/GatewayHeaders.js"
 import type { ModelClient, ModelClientConfig } from "./model/ModelClient.js"
 import { Secrets, SHORT_KEY_WARNING } from "./security/Secrets.js"
 import { SessionDisk } from "./session/conversation/SessionDisk.js"
@@ -52,7 +54,8 @@ export interface ConversationOptions {
   /**
    * The API key: held once by `Secrets`, sent by the model client, redacted everywhere else.
    * One shorter than `MIN_LENGTH` (8) cannot be redacted: it is still sent, and the layer logs
-   * `SHORT_KEY_WARNING` once, at warning level (`Secrets`' `redactable` says the same).
+   * `SHORT_KEY_WARNING` once, at warning level (`Secrets`' `redactable` says the same), unless
+   * the endpoint is on loopback (a local server's placeholder: the key leaves no machine).
    */
   readonly apiKey: Redacted.Redacted<string> | string
   /** False for a placeholder that is no secret (the demo's): sent as given, never redacted. Default true. */
@@ -61,11 +64,14 @@ export interface ConversationOptions {
   readonly session: SessionOptions | "memory"
   /** The disk under a session file (default: the real one); tests inject faults through it. */
   readonly disk?: Layer.Layer<SessionDisk>
+  /**
+   * How to reach the model: base URL, headers, idle timeout, retries. The first stage reads
+   * where it is (a key for a server on loopback is no warning) and its headers (secrets too).
+   */
+  readonly endpoint?: ModelClientConfig
 }
 
 export interface MinoOptions<Extra, RIn> extends ConversationOptions {
-  /** How to reach the model: base URL, idle timeout, retries. */
-  readonly endpoint?: ModelClientConfig
   /** A model client of your own instead (a scripted model, a wrapper); it can read the key from `Secrets`. */
   readonly modelClient?: Layer.Layer<ModelClient, never, Secrets>
   /** The model's name (default `gpt-5.1`). */
@@ -89,24 +95,31 @@ export const layer = <Extra = never, RIn = never>(options: MinoOptions<Extra, RI
   agentLayer(options).pipe(Layer.provideMerge(conversationLayer(options)))
 
 /**
- * The key (as `Secrets`) and the conversation (the `SessionStore`, which redacts
- * with it): the one place a key becomes `Secrets`. A protected key too short to
- * redact is still used, and said once the conversation is open.
+ * The key (as `Secrets`, with the values of the endpoint's headers beside it) and
+ * the conversation (the `SessionStore`, which redacts with them): the one place a
+ * key becomes `Secrets`. A protected key too short to redact is still used, and
+ * said once the conversation is open, unless the endpoint is on loopback.
  */
 export const conversationLayer = (options: ConversationOptions) => {
   const protect = options.protectKey !== false
-  const secrets = protect ? Secrets.layer(options.apiKey) : Secrets.layerPlaceholder(options.apiKey)
+  const { endpoint } = options
+  const secrets = protect
+    ? Secrets.layer(options.apiKey, GatewayHeaders.secretsOf(endpoint?.headers ?? []))
+    : Secrets.layerPlaceholder(options.apiKey)
+  // Where the key goes, classified as the client classifies it (`hostAs` stands a loopback server in for a host).
+  const target = endpoint?.hostAs === undefined ? endpoint?.baseURL : `http://${endpoint.hostAs}/`
+  const warns = (secrets: Context.Tag.Service<Secrets>) => protect && !secrets.redactable && !Endpoint.isLoopback(target)
   const session = options.session === "memory"
     ? SessionStore.layerMemory()
     : SessionStore.layerOnDisk(options.session).pipe(Layer.provide(options.disk ?? SessionDisk.layer))
   return session.pipe(
     Layer.provideMerge(secrets),
-    Layer.tap((context) => protect && !Context.get(context, Secrets).redactable ? Effect.logWarning(SHORT_KEY_WARNING) : Effect.void)
+    Layer.tap((context) => warns(Context.get(context, Secrets)) ? Effect.logWarning(SHORT_KEY_WARNING) : Effect.void)
   )
 }
 
 /** What the Agent needs besides the conversation and the key. */
-export type AgentOptions<Extra, RIn> = Omit<MinoOptions<Extra, RIn>, keyof ConversationOptions>
+export type AgentOptions<Extra, RIn> = Omit<MinoOptions<Extra, RIn>, "apiKey" | "protectKey" | "session" | "disk">
 
 /**
  * The Agent with what only it uses (the model client, the tools, the approver),

@@ -16,12 +16,14 @@ import * as HashSet from "effect/HashSet"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
-import type * as Redacted from "effect/Redacted"
+import * as Redacted from "effect/Redacted"
 import { Agent } from "../agent/Agent.js"
 import * as Instructions from "../agent/Instructions.js"
 import * as MinoConfig from "../Config.js"
 import * as Mino from "../Mino.js"
 import * as Escape from "../security/Escape.js"
+import * as Either from "effect/Either"
+import * as GatewayHeaders from "../model/GatewayHeaders.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { fromSignal, StopSignals } from "../StopSignals.js"
 import { Terminal } from "../terminal/Terminal.js"
@@ -68,6 +70,16 @@ export const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>, onC
     if (Option.isNone(apiKey)) {
       return yield* new ExitWith({ code: 2, message: "mino: OPENAI_API_KEY is not set; export your API key, or try `mino --demo`." })
     }
+    // A gateway's headers: checked against the key before anything is sent, their values then secrets like it.
+    const headers = flags.demo
+      ? []
+      : yield* Either.match(
+        GatewayHeaders.parse(
+          Option.getOrUndefined(Option.map(config.headers, Redacted.value)),
+          typeof apiKey.value === "string" ? apiKey.value.trim() : Redacted.value(apiKey.value).trim()
+        ),
+        { onLeft: (problem) => Effect.fail(new ExitWith({ code: 2, message: `mino: ${problem}.` })), onRight: Effect.succeed }
+      )
     const stops = yield* StopSignals
 
     // What the banner and the prompt need: the key (to redact), the conversation, the terminal.
@@ -78,6 +90,8 @@ export const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>, onC
       apiKey: apiKey.value,
       // The demo's key is a placeholder, no secret.
       protectKey: !flags.demo,
+      // Where the key goes (a placeholder for a server on loopback is no warning), and the headers' values, secrets like it.
+      endpoint: { baseURL: config.baseURL, headers },
       session: { home: config.home, directory: cwd, demo: flags.demo, conversation: flags.conversation }
     })))
 
@@ -94,6 +108,7 @@ export const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>, onC
           ChatAgent.build({
             demo: flags.demo,
             baseURL: config.baseURL,
+            headers,
             model: modelName,
             instructions: loaded.text,
             cwd,

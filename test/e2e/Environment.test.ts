@@ -78,7 +78,7 @@ describe("only documented configuration", () => {
       const withoutHost = ({ host: _host, ...rest }: Readonly<Record<string, unknown>>) => rest
       const plain = withoutHost((yield* headersOfOneRequest({})).headers)
       const tampered = withoutHost((yield* headersOfOneRequest(OWN_NAMES)).headers)
-      // Every header is Mino's own (README, "Configuration"), and none comes from the variable.
+      // Every header is Mino's own (docs/configuration.md), and none comes from the variable.
       expect(Object.keys(plain).sort()).toEqual(["accept", "authorization", "connection", "content-length", "content-type", "user-agent"])
       expect(tampered).toEqual(plain)
       expect(JSON.stringify(tampered)).not.toMatch(/LEAK|leak\/|stolen|99/)

@@ -5,7 +5,7 @@
  * as under `npx`) with programs of those names gets none of them run, at start,
  * for a command, or at exit. Mino is started here as `node bin/mino.js`: the
  * launcher's own `#!/usr/bin/env node` is a `PATH` lookup made by whoever starts
- * it, before any of Mino runs (README, "What Mino itself runs": a limit).
+ * it, before any of Mino runs (docs/safety.md, "What Mino itself runs": a limit).
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -36,9 +36,9 @@ describe("no helper through PATH", () => {
       const env = environment(box, server.url, { PATH: `node_modules/.bin:/usr/local/bin:/usr/bin:/bin` })
       const mino = yield* Pty.spawn({ argv: [process.execPath, BIN], env, cwd: box.cwd })
       yield* mino.waitFor("You> ")
-      yield* mino.write("Show the PATH.\n")
+      yield* mino.write("Show the PATH.\r")
       yield* mino.waitFor("Approve this operation? [y/N] ")
-      yield* mino.write("y\n")
+      yield* mino.write("y\r")
       yield* mino.waitFor("Assistant> It printed its PATH.")
       yield* mino.waitFor("You> ")
       yield* mino.write("\x04")

@@ -75,9 +75,9 @@ const killsItsMino = (boundMs: number) =>
     ])
     const { mino } = yield* startReady(box, server.url)
     yield* Effect.addFinalizer(() => Effect.sync(() => processesIn(box.cwd, mino.pid).forEach((pid) => killGroup(pid))))
-    yield* mino.write("Run it.\n")
+    yield* mino.write("Run it.\r")
     yield* mino.waitFor("Approve this operation? [y/N] ")
-    yield* mino.write("y\n")
+    yield* mino.write("y\r")
     const died = yield* eventually("mino to die", 30_000, Effect.sync(() => ended(mino.pid) ? performance.now() : undefined))
     const gone = yield* eventually(`the command's processes in ${box.cwd} to be gone`, boundMs, Effect.sync(() =>
       processesIn(box.cwd, mino.pid).length === 0 ? performance.now() : undefined))
@@ -206,9 +206,9 @@ describe("the lifeline", () => {
       expect(result).toMatchObject({ status: "failed", signal: "SIGKILL" })
       expect(result["output"]).toMatch(/spawner ended while it ran; process group killed\]$/)
       // The next command gets a new spawner.
-      yield* mino.write("Once more.\n")
+      yield* mino.write("Once more.\r")
       yield* mino.waitFor("Approve this operation? [y/N] ")
-      yield* mino.write("y\n")
+      yield* mino.write("y\r")
       yield* mino.waitFor("Assistant> Next ran.", 15_000)
       yield* mino.write("\x04")
       yield* exitsWith(mino, { code: 0, signal: null })

@@ -1,5 +1,5 @@
 /**
- * Mino as a library: the README's example, the in-memory session, the
+ * Mino as a library: the example docs/library.md shows, the in-memory session, the
  * `mino-agent/testing` entry, and an entry point that exports nothing internal.
  */
 import * as Fs from "node:fs"
@@ -25,7 +25,7 @@ const memoryAgent = (url: string) =>
   })
 
 describe("library entry point", () => {
-  it.scopedLive("the README's example runs a turn with its own tool and approver", () =>
+  it.scopedLive("the documented example runs a turn with its own tool and approver", () =>
     Effect.gen(function*() {
       const server = yield* scriptedModel([
         ResponsesServer.toolCallResponse([{ call_id: "s1", name: "shout", arguments: "{\"text\":\"hello\"}" }]),
@@ -39,7 +39,7 @@ describe("library entry point", () => {
       expect(types(sessionLines(home))).toEqual(["user_input", "model_response", "tool_start", "tool_result", "model_response", "turn_end"])
     }))
 
-  it.scopedLive("the README's example, given the key once, against an endpoint that echoes it: the key is in no file and no request, and the call carrying it is refused", () =>
+  it.scopedLive("the documented example, given the key once, against an endpoint that echoes it: the key is in no file and no request, and the call carrying it is refused", () =>
     Effect.gen(function*() {
       const key = "sk-library-echo-0123456789abcdef"
       // The endpoint reads the key from the Authorization header and sends it back, in text and in a call.
@@ -68,7 +68,7 @@ describe("library entry point", () => {
       expect(JSON.stringify(requests[1]?.body)).toContain("Your key is [redacted].")
     }))
 
-  it.scopedLive("the README's example answers malformed arguments with invalid_arguments, and the turn completes", () =>
+  it.scopedLive("the documented example answers malformed arguments with invalid_arguments, and the turn completes", () =>
     Effect.gen(function*() {
       const server = yield* scriptedModel([
         ResponsesServer.toolCallResponse([{ call_id: "s1", name: "shout", arguments: "{\"text\": 42" }]),
@@ -133,10 +133,10 @@ describe("library entry point", () => {
     expect(Object.keys(testing).sort()).toEqual(["ResponsesServer", "scriptedServer"])
   })
 
-  it("the README shows the example verbatim", () => {
-    const readme = Fs.readFileSync(new URL("../../README.md", import.meta.url), "utf8")
+  it("docs/library.md shows the example verbatim", () => {
+    const page = Fs.readFileSync(new URL("../../docs/library.md", import.meta.url), "utf8")
     const example = Fs.readFileSync(new URL("../../examples/library.ts", import.meta.url), "utf8")
-    expect(readme).toContain(example.trim())
+    expect(page).toContain(example.trim())
   })
 
   it("the package's version is the one the CLI reports", async () => {

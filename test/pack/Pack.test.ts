@@ -1,15 +1,15 @@
 /**
- * The package as people get it, from the packed tarball:
- * - a user: installed globally into a temporary prefix (the README's Install),
- *   `mino` on PATH prints its version and runs a `--demo` turn, approved in a
- *   terminal, from a directory that is not the clone;
- * - a library user: installed from the registry into a fresh project beside
- *   `effect@3.22`, with one copy of Effect, a program that runs one turn with its
- *   own tool against the loopback server from `mino-agent/testing`, typechecked and run.
- *
- * It needs the npm registry, so it runs when MINO_PACK_SMOKE=1 (`.ci/run` sets
- * it) and is skipped in the offline `npm test`. It packs the `dist/` that
- * `npm test` has just built.
+ * The package as people get it:
+ * - a user: `npm run install:cli` (the README's Install) into a temporary prefix,
+ *   with no npm warning, at most 15 MB installed (printed); `mino` on PATH prints
+ *   its version and runs a `--demo` turn, approved in a terminal, from a directory
+ *   that is not the clone. The install needs no registry, so it runs in every `npm test`;
+ * - a library user: the packed tarball installed from the registry into a fresh
+ *   project beside `effect@3.22`, with one copy of Effect, a program that runs one
+ *   turn with its own tool against the loopback server from `mino-agent/testing`,
+ *   typechecked and run. It needs the npm registry, so it runs when
+ *   MINO_PACK_SMOKE=1 (`.ci/run` sets it) and is skipped in the offline `npm test`.
+ * Both use the `dist/` that `npm test` has just built.
  */
 import { execFile } from "node:child_process"
 import * as Fs from "node:fs"
@@ -57,6 +57,13 @@ const packed = Effect.gen(function*() {
 
 const SMOKE = process.env["MINO_PACK_SMOKE"] !== "1"
 
+/** Bytes of the regular files under `dir` (symlinks not followed). */
+const directorySize = (dir: string): number =>
+  Fs.readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .map((name) => Fs.lstatSync(Path.join(dir, name)))
+    .filter((stat) => stat.isFile())
+    .reduce((sum, stat) => sum + stat.size, 0)
+
 const PROGRAM = `import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -98,13 +105,21 @@ const TSCONFIG = {
 }
 
 describe("the packed tarball", () => {
-  it.live.skipIf(SMOKE)(
-    "installs globally into a prefix: `mino` on PATH prints its version and runs a --demo turn from another directory",
+  it.live(
+    "`npm run install:cli` installs into a prefix, small and without warnings: `mino` on PATH prints its version and runs a --demo turn from another directory",
     () =>
       Effect.gen(function*() {
-        const { dir, tarball } = yield* packed
+        const dir = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "mino-install-")))
+        yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true })))
         const prefix = Path.join(dir, "prefix")
-        succeeded("npm install -g", yield* run("npm", ["install", "--global", "--prefix", prefix, "--no-audit", "--no-fund", tarball], dir))
+        // --prebuilt: the install must not rebuild dist/ under the other tests.
+        const installed = yield* run(process.execPath, [Path.join(ROOT, "scripts", "install-cli.mjs"), "--prebuilt", "--prefix", prefix], dir)
+        succeeded("npm run install:cli", installed)
+        expect(`${installed.stdout}\n${installed.stderr}`).not.toMatch(/npm (warn|WARN|ERR)/)
+        const bytes = directorySize(Path.join(prefix, "lib", "node_modules", "mino-agent"))
+        console.log(`installed size: ${(bytes / 1e6).toFixed(2)} MB (goal: at most 15 MB)`)
+        expect(bytes).toBeGreaterThan(0)
+        expect(bytes).toBeLessThanOrEqual(15e6)
         // Not the clone, and nothing of it on PATH: only the prefix's bin and node itself.
         const elsewhere = Path.join(dir, "elsewhere")
         const home = Path.join(dir, "home")

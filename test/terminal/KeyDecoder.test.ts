@@ -56,7 +56,7 @@ describe("KeyDecoder", () => {
       key("x", false, true),
       key("left", true)
     ])
-    expect(once("\n")).toEqual([key("enter")])
+    expect(once("\n")).toEqual([key("j", true)])
     // NUL and C1 controls are nothing; an unknown sequence is a key that is never text.
     expect(once("\u0000\u009b2J\u001b[15~")).toEqual([{ _tag: "Text", text: "2J" }, key("function")])
   })

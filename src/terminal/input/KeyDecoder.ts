@@ -275,8 +275,8 @@ const PASTE_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g
 const control = (ch: string): Input | undefined => {
   switch (ch) {
     case "\r":
-    case "\n":
       return key("enter")
+    // Enter is CR in raw mode; LF is Ctrl+J, a line break in the question (LineEditor).
     case "\t":
       return key("tab")
     case "\u007f":

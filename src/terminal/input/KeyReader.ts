@@ -109,22 +109,39 @@ export const make = (options: KeyReaderOptions) =>
       readonly prompt: string
       readonly promptWidth: number
       drawn: PromptLayout.Drawn | undefined
+      /** The prompt as last drawn: a search's label replaces it while one is under way. */
+      label: string
+      /** The editor's Ctrl+L count when the screen was last cleared. */
+      clears: number
       readonly done: (outcome: InputGate.Outcome) => void
     }
     let shown: Shown | undefined
     let redrawTimer: ReturnType<typeof setTimeout> | undefined
     let lastRedraw = 0
 
-    const frame = (prompt: Shown, line: LineEditor.Line): PromptLayout.Frame => ({
-      prompt: prompt.prompt,
-      promptWidth: prompt.promptWidth,
+    const frame = (prompt: Shown, line: LineEditor.Line, label = prompt.prompt): PromptLayout.Frame => ({
+      prompt: label,
+      promptWidth: label === prompt.prompt ? prompt.promptWidth : Width.width(label),
       line,
       columns: ttyOutput !== undefined && ttyOutput.columns > 0 ? ttyOutput.columns : 80,
       rows: ttyOutput !== undefined && ttyOutput.rows > 0 ? ttyOutput.rows : 24
     })
-    const draw = (line: LineEditor.Line) => {
+    const draw = (editor: LineEditor.Editor) => {
       if (shown === undefined) return
-      const next = layout(shown.drawn, frame(shown, line))
+      const label = LineEditor.label(editor, shown.prompt)
+      let drawn = shown.drawn
+      if (editor.clears !== shown.clears) {
+        // Ctrl+L: a clear screen with the prompt at its top (a plain output has no screen to clear).
+        shown.clears = editor.clears
+        if (options.animated) {
+          raw("\u001b[H\u001b[2J")
+          drawn = undefined
+        }
+      }
+      // Another prompt (a search began, found, failed or ended): the row is drawn again from its start.
+      if (label !== shown.label && drawn !== undefined) drawn = { ...drawn, atEnd: undefined }
+      shown.label = label
+      const next = layout(drawn, frame(shown, editor, label))
       shown.drawn = next.drawn
       lastRedraw = performance.now()
       raw(next.text)
@@ -277,6 +294,8 @@ export const make = (options: KeyReaderOptions) =>
       prompt,
       promptWidth: Width.width(prompt.replace(SGR_CODES, "")),
       drawn: undefined,
+      label: prompt,
+      clears: 0,
       done
     })
 

@@ -9,6 +9,12 @@
  * whatever the line's length: moving to either end joins the two ropes,
  * recalling a question reuses the rope built the first time it was recalled,
  * and a paste costs its own length. Pure: every press returns a new editor.
+ *
+ * The keys are readline's (Emacs mode): Ctrl+A/E/B/F, Alt+B/F move; Ctrl+W
+ * (blank-delimited), Alt+Backspace and Alt+D (words of letters and digits),
+ * Ctrl+U and Ctrl+K cut into one kill buffer, which Ctrl+Y puts back; Ctrl+J and
+ * Alt+Enter insert a line break; Ctrl+L asks for the screen to be cleared; Ctrl+R
+ * and Ctrl+S search the earlier questions incrementally (`Search`).
  */
 import * as Escape from "../../security/Escape.js"
 import type { Input } from "./KeyDecoder.js"
@@ -55,6 +61,29 @@ export interface Editor extends Line {
   readonly draft: Line
   /** Something was pasted into this line: as an answer it cannot approve. */
   readonly pasted: boolean
+  /** What the last cut took (Ctrl+K, Ctrl+U, Ctrl+W, Alt+D, Alt+Backspace), for Ctrl+Y. */
+  readonly killed: string
+  /** An incremental search through `history` is under way. */
+  readonly search: Search | undefined
+  /** How many times Ctrl+L asked for a clear screen: the reader clears it when this changes. */
+  readonly clears: number
+}
+
+/**
+ * Ctrl+R (`back`, older questions) or Ctrl+S (`forward`, newer) and what was
+ * typed since: the line shows the question found (`found`, a history index),
+ * the cursor where the text was found. Enter asks it; Ctrl+G or Escape puts
+ * back the line as it was; any other key keeps the line found and does what it does.
+ */
+export interface Search {
+  readonly query: string
+  readonly direction: "back" | "forward"
+  readonly found: number | undefined
+  /** The query matches nothing (from where the search stands). */
+  readonly failed: boolean
+  /** The line and history position before the search began. */
+  readonly before: Line
+  readonly index: number
 }
 
 export type Action =
@@ -69,7 +98,10 @@ export const empty = (history: Texts = []): Editor => ({
   history,
   index: history.length,
   draft: { before: undefined, after: undefined },
-  pasted: false
+  pasted: false,
+  killed: "",
+  search: undefined,
+  clears: 0
 })
 
 /** The editor holding `text`, the cursor at its end. */
@@ -136,12 +168,24 @@ const control = (editor: Editor, name: string): Action => {
     case "f":
       return right(editor)
     case "u":
-      return edit(editor, { before: undefined, after: editor.after })
+      return cut(editor, { before: undefined, after: editor.after }, Rope.text(editor.before))
     case "k":
-      return edit(editor, { before: editor.before, after: undefined })
-    case "w":
+      return cut(editor, { before: editor.before, after: undefined }, Rope.text(editor.after))
+    case "w": {
       // Ctrl+W deletes the word before the cursor: blanks, then non-blanks.
-      return edit(editor, { before: dropTrailing(dropTrailing(editor.before, isBlank), (ch) => !isBlank(ch)), after: editor.after })
+      const before = dropTrailing(dropTrailing(editor.before, isBlank), (ch) => !isBlank(ch))
+      return cut(editor, { before, after: editor.after }, Rope.text(Rope.split(editor.before, Rope.units(before))[1]))
+    }
+    case "y":
+      return editor.killed === "" ? same(editor) : insert(editor, editor.killed)
+    case "j":
+      return insert(editor, "\n")
+    case "l":
+      return { _tag: "Edit", editor: { ...editor, clears: editor.clears + 1 } }
+    case "r":
+      return startSearch(editor, "back")
+    case "s":
+      return startSearch(editor, "forward")
     case "h":
       return backspace(editor)
     case "p":
@@ -152,7 +196,150 @@ const control = (editor: Editor, name: string): Action => {
   return same(editor)
 }
 
+/** A cut: the line as it is left, and what was taken, kept for Ctrl+Y (an empty cut keeps the last one). */
+const cut = (editor: Editor, line: Line, taken: string): Action =>
+  ({ _tag: "Edit", editor: { ...editor, ...line, killed: taken === "" ? editor.killed : taken } })
+
+/** Letters, marks and digits make a word for Alt+B/F/D and Alt+Backspace, as in readline. */
+const isWordChar = (ch: string): boolean => /[\p{L}\p{M}\p{N}]/u.test(ch)
+const notWordChar = (ch: string): boolean => !isWordChar(ch)
+
+/** Code units at the start of a rope whose code points satisfy `test`, read chunk by chunk from the cursor. */
+const leading = (rope: Rope.Rope, test: (ch: string) => boolean, skip = 0): number => {
+  let count = 0
+  let skipped = 0
+  for (const chunk of Rope.chunks(rope, false)) {
+    for (const ch of chunk) {
+      if (skipped < skip) {
+        skipped += ch.length
+        continue
+      }
+      if (!test(ch)) return count
+      count += ch.length
+    }
+  }
+  return count
+}
+
+/** The code units of the word after the cursor, with the non-word characters before it. */
+const wordAhead = (rope: Rope.Rope): number => {
+  const gap = leading(rope, notWordChar)
+  return gap + leading(rope, isWordChar, gap)
+}
+
+/** The code units of the word before the cursor, with the non-word characters after it. */
+const wordBehind = (rope: Rope.Rope): number => Rope.units(rope) - Rope.units(dropTrailing(dropTrailing(rope, notWordChar), isWordChar))
+
+/** Alt with a key: word moves and cuts, and Alt+Enter (ESC CR: `m` with Ctrl) for a line break. */
+const alt = (editor: Editor, name: string, ctrl: boolean): Action => {
+  if (ctrl) return name === "m" ? insert(editor, "\n") : same(editor)
+  switch (name) {
+    case "b": {
+      const [before, moved] = Rope.split(editor.before, Rope.units(editor.before) - wordBehind(editor.before))
+      return edit(editor, { before, after: Rope.concat(moved, editor.after) })
+    }
+    case "f": {
+      const [moved, after] = Rope.split(editor.after, wordAhead(editor.after))
+      return edit(editor, { before: Rope.concat(editor.before, moved), after })
+    }
+    case "d": {
+      const [taken, after] = Rope.split(editor.after, wordAhead(editor.after))
+      return cut(editor, { before: editor.before, after }, Rope.text(taken))
+    }
+    case "\u007f":
+    case "backspace": {
+      const [before, taken] = Rope.split(editor.before, Rope.units(editor.before) - wordBehind(editor.before))
+      return cut(editor, { before, after: editor.after }, Rope.text(taken))
+    }
+  }
+  return same(editor)
+}
+
+/** Where `query` is found in history entry `index`, in code units, if it is. */
+const foundAt = (editor: Editor, index: number, query: string): number | undefined => {
+  const entry = editor.history.at(index)
+  if (entry === undefined) return undefined
+  const at = entry.lastIndexOf(query)
+  return at < 0 ? undefined : at
+}
+
+/** The nearest history entry from `from` (included) in `direction` that holds `query`. */
+const seek = (editor: Editor, query: string, direction: Search["direction"], from: number): number | undefined => {
+  const step = direction === "back" ? -1 : 1
+  for (let index = from; index >= 0 && index < editor.history.length; index += step) {
+    if (foundAt(editor, index, query) !== undefined) return index
+  }
+  return undefined
+}
+
+const startSearch = (editor: Editor, direction: Search["direction"]): Action =>
+  ({
+    _tag: "Edit",
+    editor: {
+      ...editor,
+      search: { query: "", direction, found: undefined, failed: false, before: { before: editor.before, after: editor.after }, index: editor.index }
+    }
+  })
+
+/** The search with `query`, looking from `from`: the line shows what it found, or stays as it was. */
+const searched = (editor: Editor, search: Search, query: string, direction: Search["direction"], from: number): Action => {
+  const found = query === "" ? undefined : seek(editor, query, direction, from)
+  if (found === undefined) {
+    return { _tag: "Edit", editor: { ...editor, search: { ...search, query, direction, failed: query !== "" } } }
+  }
+  const entry = editor.history.at(found) ?? ""
+  const at = foundAt(editor, found, query) ?? 0
+  return {
+    _tag: "Edit",
+    editor: {
+      ...editor,
+      before: Rope.of(entry.slice(0, at)),
+      after: Rope.of(entry.slice(at)),
+      index: found,
+      search: { ...search, query, direction, found, failed: false }
+    }
+  }
+}
+
+/** The search ends, keeping the line found (`keep`) or putting back the line it began with. */
+const endSearch = (editor: Editor, search: Search, keep: boolean): Editor =>
+  keep
+    ? { ...editor, search: undefined }
+    : { ...editor, ...search.before, index: search.index, search: undefined }
+
+const Search = {
+  press: (editor: Editor, search: Search, input: Exclude<Input, { readonly _tag: "Stop" }>): Action => {
+    const from = search.found ?? (search.direction === "back" ? editor.history.length - 1 : 0)
+    if (input._tag === "Text") return searched(editor, search, search.query + input.text, search.direction, from)
+    if (input._tag === "Key" && !input.meta) {
+      if (input.ctrl && (input.name === "r" || input.name === "s")) {
+        const direction = input.name === "r" ? "back" : "forward"
+        // Again: the next match past the one shown (or, with nothing typed yet, the last query is not kept: the first match).
+        const next = search.found === undefined ? from : search.found + (direction === "back" ? -1 : 1)
+        return searched(editor, search, search.query, direction, next)
+      }
+      if (input.ctrl && input.name === "g") return { _tag: "Edit", editor: endSearch(editor, search, false) }
+      if (!input.ctrl && input.name === "escape") return { _tag: "Edit", editor: endSearch(editor, search, false) }
+      if (!input.ctrl && input.name === "backspace") {
+        const query = Array.from(search.query).slice(0, -1).join("")
+        return searched(editor, search, query, search.direction, search.direction === "back" ? editor.history.length - 1 : 0)
+      }
+    }
+    // Anything else (Enter, a move, a paste) takes the line found and is done to it.
+    return press(endSearch(editor, search, true), input)
+  }
+}
+
+/** The prompt while a search is under way, readline's; otherwise `prompt`. The query is escaped like the line. */
+export const label = (editor: Editor, prompt: string): string => {
+  const search = editor.search
+  if (search === undefined) return prompt
+  const name = search.direction === "back" ? "reverse-i-search" : "i-search"
+  return `(${search.failed ? "failed " : ""}${name})'${Array.from(search.query, shown).join("")}': `
+}
+
 export const press = (editor: Editor, input: Exclude<Input, { readonly _tag: "Stop" }>): Action => {
+  if (editor.search !== undefined) return Search.press(editor, editor.search, input)
   switch (input._tag) {
     case "Text":
       return insert(editor, input.text)
@@ -163,8 +350,9 @@ export const press = (editor: Editor, input: Exclude<Input, { readonly _tag: "St
     case "Key":
       break
   }
+  if (input.meta) return alt(editor, input.name, input.ctrl)
   if (input.ctrl && input.name.length === 1) return control(editor, input.name)
-  if (input.ctrl || input.meta) return same(editor)
+  if (input.ctrl) return same(editor)
   switch (input.name) {
     case "enter":
       return { _tag: "Submit", text: text(editor), pasted: editor.pasted }

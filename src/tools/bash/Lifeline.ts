@@ -39,7 +39,7 @@
  * continues it. A command that kills both can escape, as it can escape any
  * cleanup by leaving its group.
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
@@ -99,17 +99,37 @@ group "$$"
 `
 
 /**
- * The gate (exported for its tests): `sh -c GATE <name> <command> NAME=VALUE...`.
- * POSIX `sh`; its own environment is empty, so nothing in the command's can
- * change what it does, and `env -i` gives bash exactly the command's.
+ * The gate (exported for its tests): `sh -c GATE <name> <command> <high fds>
+ * NAME=VALUE...`. POSIX `sh`; its own environment is empty, so nothing in the
+ * command's can change what it does, and `env -i` gives bash exactly the
+ * command's. It closes 3 to 9 itself; a descriptor numbered 10 or more (which
+ * POSIX `sh` cannot name) that Mino itself inherited open is closed by a `bash`
+ * step, run only when there is one (`<high fds>`, found by `PROBE`).
  */
 export const GATE = `
 IFS= read -r go || exit 125
 [ "$go" = go ] || exit 125
 exec </dev/null 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
 command=$1
-shift
+high=$2
+shift 2
+[ -z "$high" ] || exec /bin/bash --noprofile --norc -c 'for fd in $1; do eval "exec $fd>&-"; done; shift; exec "$@"' \\
+  mino-close "$high" /usr/bin/env -i "$@" /bin/bash --noprofile --norc -c "$command"
 exec /usr/bin/env -i "$@" /bin/bash --noprofile --norc -c "$command"
+`
+
+/**
+ * Lists the descriptors from 10 to 1023 a process Mino spawns inherits
+ * (exported for its tests): those Mino inherited open without close-on-exec
+ * from whatever started it (Node opens its own close-on-exec). Run once per
+ * lifeline by `/bin/bash` (any version: POSIX syntax, but a descriptor over 9).
+ */
+export const PROBE = `
+i=10
+while [ "$i" -lt 1024 ]; do
+  if { eval ": >&$i"; } 2>/dev/null; then printf '%s ' "$i"; fi
+  i=$((i + 1))
+done
 `
 
 /** The line that releases a gate. */
@@ -152,11 +172,19 @@ export interface Lifeline {
   readonly launch: (options: LaunchOptions, events: LaunchEvents) => Launch
 }
 
-/** A lifeline for one runner: its watcher is spawned with the first command and ends when the scope closes. */
-export const make: Effect.Effect<Lifeline, never, Scope.Scope> = Effect.map(
-  Effect.acquireRelease(Effect.sync(() => new Watchers()), (watchers) => Effect.sync(() => watchers.close())),
-  (watchers): Lifeline => ({ launch: (options, events) => launch(watchers, options, events) })
-)
+/**
+ * A lifeline whose gates and watchers run under `shell` (its tests run every
+ * sh they must work under; Mino runs `/bin/sh`): its watcher is spawned with the
+ * first command and ends when the scope closes.
+ */
+export const makeWith = (shell: ReadonlyArray<string>): Effect.Effect<Lifeline, never, Scope.Scope> =>
+  Effect.map(
+    Effect.acquireRelease(Effect.sync(() => new Watchers(shell)), (watchers) => Effect.sync(() => watchers.close())),
+    (watchers): Lifeline => ({ launch: (options, events) => launch(watchers, options, events) })
+  )
+
+/** The lifeline for one runner, under `/bin/sh`. */
+export const make: Effect.Effect<Lifeline, never, Scope.Scope> = makeWith(["/bin/sh"])
 
 /**
  * Names bash cannot take as given: its read-only variables, its arrays, and
@@ -183,23 +211,33 @@ const unsendable = (options: LaunchOptions): string | undefined => {
   return undefined
 }
 
-/** The gate's arguments after `-c GATE`: its `$0`, the command, then each `NAME=VALUE` (exported for the gate's tests). */
-export const gateArguments = (options: Pick<LaunchOptions, "command" | "env">): ReadonlyArray<string> => [
-  "mino-gate",
-  options.command,
-  ...Object.entries(options.env).map(([name, value]) => `${name}=${value}`)
-]
+/** What a gate is given: the command, its environment, and the inherited descriptors over 9 it must close. */
+export type GateOptions = Pick<LaunchOptions, "command" | "env" | "cwd"> & { readonly high: string }
 
 /** Spawns a gate as the module comment says (exported for the gate's tests, which pass another shell). */
-export const spawnGate = (options: Pick<LaunchOptions, "command" | "env" | "cwd">, shell: ReadonlyArray<string> = ["/bin/sh"]): ChildProcess => {
+export const spawnGate = (options: GateOptions, shell: ReadonlyArray<string> = ["/bin/sh"]): ChildProcess => {
   const [file = "/bin/sh", ...flags] = shell
-  return spawn(file, [...flags, "-c", GATE, ...gateArguments(options)], {
+  const environment = Object.entries(options.env).map(([name, value]) => `${name}=${value}`)
+  return spawn(file, [...flags, "-c", GATE, "mino-gate", options.command, options.high, ...environment], {
     // A relative directory is Mino's, as for any spawn.
     cwd: path.resolve(options.cwd),
     env: {},
     stdio: ["pipe", "pipe", "ignore"],
     detached: true
   })
+}
+
+/** The inherited descriptors over 9 (`PROBE`), as the gate takes them: `"251 300"`, or empty. */
+export const inheritedHigh = (): string => {
+  const probe = spawnSync("/bin/bash", ["--noprofile", "--norc", "-c", PROBE], {
+    cwd: "/",
+    env: {},
+    stdio: ["pipe", "pipe", "ignore"],
+    encoding: "latin1",
+    timeout: 10_000
+  })
+  const found = typeof probe.stdout === "string" ? probe.stdout.trim() : ""
+  return /^[0-9 ]*$/.test(found) ? found : ""
 }
 
 /** Spawns a watcher as the module comment says (exported for its tests, which pass another shell). */
@@ -220,6 +258,15 @@ interface Watcher {
 class Watchers {
   private current: Watcher | undefined
   private readonly all = new Set<Watcher>()
+  private high: string | undefined
+
+  constructor(readonly shell: ReadonlyArray<string>) {}
+
+  /** The inherited descriptors over 9, probed once, with the first command. */
+  inherited(): string {
+    this.high ??= inheritedHigh()
+    return this.high
+  }
 
   /** The live watcher, continued should a command have stopped it. */
   get(): Watcher {
@@ -238,7 +285,7 @@ class Watchers {
   }
 
   private spawn(): Watcher {
-    const watcher: Watcher = { process: spawnWatcher(), alive: true, armed: new Set() }
+    const watcher: Watcher = { process: spawnWatcher(this.shell), alive: true, armed: new Set() }
     this.all.add(watcher)
     const died = () => {
       if (!watcher.alive) return
@@ -285,7 +332,7 @@ const launch = (watchers: Watchers, options: LaunchOptions, events: LaunchEvents
   const watcher = watchers.get()
   let child: ChildProcess
   try {
-    child = spawnGate(options)
+    child = spawnGate({ ...options, high: watchers.inherited() }, watchers.shell)
   } catch (error) {
     events.failed(startFailure(options.cwd, error))
     return { kill: () => {} }

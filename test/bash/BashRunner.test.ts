@@ -167,7 +167,9 @@ describe("BashRunner", () => {
       expect(result.output).toBe("€ \ufffd")
     })
   )
+})
 
+describe("BashRunner: the output limit", () => {
   it.live("output of exactly the limit is complete, one byte more is truncated", () =>
     Effect.gen(function* () {
       const exact = yield* run(operation("printf 0123456789", { outputLimitBytes: 10 }))
@@ -215,7 +217,9 @@ describe("BashRunner", () => {
       }
     })
   )
+})
 
+describe("BashRunner: cut output", () => {
   it.live("undecodable output under the capture limit that decodes past 64 KiB is cut to fit, saying so", () =>
     Effect.gen(function* () {
       const result = yield* run(operation("head -c 40000 /dev/urandom"))
@@ -255,7 +259,9 @@ describe("BashRunner", () => {
       }
     })
   )
+})
 
+describe("BashRunner: the deadline and the group kill", () => {
   it.live("a command that stops the lifeline's watcher (`kill -STOP`) still times out, and the next command continues the watcher", () =>
     Effect.scoped(Effect.gen(function* () {
       const runner = yield* BashRunner
@@ -332,7 +338,9 @@ describe("BashRunner", () => {
       expect(elapsedMs).toBeLessThan(5_000)
     })
   )
+})
 
+describe("BashRunner: how it ended", () => {
   it.live("killed by a signal is failed without an exit code, and the output names the signal", () =>
     Effect.gen(function* () {
       const result = yield* run(operation("echo before; kill -TERM $$"))
@@ -377,7 +385,9 @@ describe("BashRunner", () => {
       expect(yield* eventually(() => groupIsGone(pgid))).toBe(true)
     })
   )
+})
 
+describe("BashRunner: Mino frozen or interrupted", () => {
   it.live("the lifeline kills the group at the deadline while Mino's event loop cannot run, and the result says it timed out", () =>
     Effect.gen(function* () {
       const pidFile = path.join(dir, "frozen.pid")

@@ -466,6 +466,17 @@ describe("the report of a command's end", () => {
       yield* until("the watcher to have no sleeper left", 5_000, () => pids().every((pid) => stat(pid)?.[1] !== String(watcher)))
     })).pipe(Effect.provide(BashRunner.layer), Effect.provide(Secrets.Secrets.layerNone)), 60_000)
 
+  it.live("a command that kills the sleep holding its deadline is killed at once, as at the deadline", () =>
+    Effect.gen(function*() {
+      // 9.876 s: a sleep no other test runs. Its sleeper kills the group whenever the sleep ends but by a disarm.
+      const started = Date.now()
+      const [result] = yield* Effect.scoped(Effect.flatMap(BashRunner, (runner) =>
+        Effect.map(runner.run({ ...operation("echo before; pkill -f -x '/bin/sleep 9.876'; sleep 20"), timeoutMs: 9_876 }), (result) => [result])
+      )).pipe(Effect.provide(BashRunner.layer), Effect.provide(Secrets.Secrets.layerNone))
+      expect(Date.now() - started).toBeLessThan(9_000)
+      expect(result).toEqual({ status: "failed", output: "before\n[terminated by signal SIGKILL]", signal: "SIGKILL" })
+    }), 30_000)
+
   it.live("a command that kills the watcher is killed at once and says so; the next command gets a new one", () =>
     Effect.scoped(Effect.gen(function*() {
       const runner = yield* BashRunner

@@ -133,6 +133,9 @@ describe("the API key", () => {
       yield* mino.write("\x04")
       yield* mino.exited
     }), 60_000)
+})
+
+describe("the API key: files and short keys", () => {
   it.scopedLive("an AGENTS.md linked to /proc/self/environ, or holding the key: one warning line, and neither is ever sent", () =>
     Effect.gen(function*() {
       const variants: ReadonlyArray<readonly [string, (file: string) => void, RegExp]> = [
@@ -182,7 +185,9 @@ describe("the API key", () => {
       expect(opening.indexOf(warning)).toBeLessThan(opening.indexOf("Mino 0."))
       expect((yield* mino.screen).split(warning).length).toBe(2)
     }), 60_000)
+})
 
+describe("the API key: a library user's", () => {
   it.live("a library user's key too short to redact is still sent, and the layer says so once, as a warning through Effect's logger", () =>
     Effect.gen(function*() {
       const warnings = (key: string, protectKey?: boolean, hostAs: string | null = "api.example.com") =>

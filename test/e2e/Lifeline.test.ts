@@ -147,7 +147,9 @@ describe("the lifeline", () => {
       yield* gone(group, 2_000)
       expect(fs.existsSync(path.join(box.cwd, "late.txt"))).toBe(false)
     }), 60_000)
+})
 
+describe("the lifeline: Mino stopped, its watcher killed", () => {
   it.scopedLive("SIGSTOP mino during a 34 s command: the group is killed at the 30 s deadline, and after SIGCONT the record says it timed out", () =>
     Effect.gen(function*() {
       const box = yield* sandbox

@@ -36,8 +36,10 @@
  * the watcher. A command that kills the watcher (same uid) is killed by Mino at
  * once, its result says so, and the next command gets a new watcher; one that
  * stops the watcher is bounded by Mino's own timer, and the next command
- * continues it. A command that kills both can escape, as it can escape any
- * cleanup by leaving its group.
+ * continues it; one that kills the sleep holding its deadline is killed as at
+ * the deadline. A command that stops or kills the watcher and then kills Mino
+ * escapes every bound, as does one that leaves its group (`setsid`, `set -m`,
+ * coreutils `timeout`).
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -75,7 +77,9 @@ while IFS=' ' read -r verb g ms rest; do
       /bin/sleep "$((ms / 1000)).$f" & s=$!
       trap 'kill "$s" 2>/dev/null; exit 0' TERM
       [ -z "$stop" ] || { kill "$s" 2>/dev/null; exit 0; }
-      wait "$s" && group "$g"
+      # Ended by the deadline or by anyone else but a disarm: the group dies.
+      wait "$s"
+      group "$g"
     ) &
     armed="$armed $g:$!"
     ;;

@@ -30,8 +30,8 @@ import type * as Pty from "../support/Pty.js"
 /** Mino's pid, as a command can find it: the command's parent is Mino. */
 const MINO = "$PPID"
 
-/** Kills Mino's lifeline watcher, as a command can: Mino's child that runs the watcher script. */
-const KILL_WATCHER = "for p in $(ps -o pid= --ppid $PPID); do grep -q armed= /proc/$p/cmdline 2>/dev/null && kill -9 $p; done"
+/** Kills Mino's lifeline watcher, as a command can: Mino's child that runs the watcher script (the command's own text names it too). */
+const KILL_WATCHER = "for p in $(ps -o pid= --ppid $PPID); do [ $p != $$ ] && grep -q armed= /proc/$p/cmdline 2>/dev/null && kill -9 $p; done"
 
 /** Asks for the command, approves it, and waits until its group has `members` live processes (armed: it runs only once armed). */
 const runApproved = (box: Sandbox, mino: Pty.Pty, members: number) => approvedGroup(box, mino, "Run it.", members)

@@ -121,6 +121,8 @@ const playScript = (
     response.flushHeaders()
     let sequence = 0
     for (const step of steps) {
+      // The client went away: the rest of a long script is not even built.
+      if (response.destroyed) return
       if (step === "drop") {
         // Let what was written reach the socket first: a drop cuts the stream, not the past.
         yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))

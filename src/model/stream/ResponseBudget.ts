@@ -32,13 +32,20 @@ export const MAX_KEPT_BYTES = MAX_RECORD_BYTES
 /** The most items and streamed texts the reader keeps apart for one response. */
 export const MAX_ITEMS = 10_000
 
+/**
+ * What one more piece of streamed text costs to keep beyond its characters: the
+ * text grows by joining (V8 keeps a rope node of about 32 bytes per piece), so a
+ * stream of one-character deltas costs what it holds, not a 32nd of it.
+ */
+export const PIECE_COST = 32
+
 const MIB = 1024 * 1024
 
 /** What the reader holds of one response so far. */
 export interface Budget {
   /** Finished items and streamed texts kept apart. */
   readonly items: number
-  /** Characters kept: the streamed text, and each finished item's strings and keys (one more per value). */
+  /** Characters kept: the streamed text (and `PIECE_COST` per piece of it), each finished item's strings and keys (one more per value). */
   readonly kept: number
 }
 

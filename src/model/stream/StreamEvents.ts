@@ -227,7 +227,7 @@ export const reader = (): (event: unknown) => Interpretation => {
           onSome: ({ delta, item_id, output_index }) => {
             const groupsBefore = groups.size
             const group = deltaGroup(item_id, output_index)
-            const over = spend(groups.size - groupsBefore, delta.length)
+            const over = spend(groups.size - groupsBefore, delta.length + ResponseBudget.PIECE_COST)
             if (over !== undefined) return over
             group.text += delta
             const refusal = type === "response.refusal.delta" ? { refusal: true } : {}

@@ -7,7 +7,8 @@
  *
  * And an uncaught exception thrown inside the running chat (by a module the test
  * preloads with Node's own `--require`; Mino has no hook for it) ends Mino with
- * the terminal's modes restored.
+ * the terminal's modes restored; so do SIGUSR2, SIGALRM and SIGABRT sent from
+ * elsewhere, which still end it by that signal.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -31,6 +32,19 @@ const endless: ResponsesServer.Reply = [
   })),
   "stall"
 ]
+
+/** The pid of the child of `parent` whose command line mentions `needle`, else 0. */
+const childRunning = (parent: number, needle: string): number => {
+  for (const name of fs.readdirSync("/proc").filter((entry) => /^\d+$/.test(entry))) {
+    try {
+      const status = fs.readFileSync(`/proc/${name}/status`, "utf8")
+      if (status.includes(`\nPPid:\t${parent}\n`) && fs.readFileSync(`/proc/${name}/cmdline`, "utf8").includes(needle)) return Number(name)
+    } catch {
+      // It exited while we looked.
+    }
+  }
+  return 0
+}
 
 /** The modes `stty -a` reports on: each `echo`, `icanon`, `isig` on (`true`) or off (`-echo`). */
 const modes = (stty: string) => ({
@@ -92,4 +106,24 @@ describe("a fatal error in the built mino", () => {
       expect(yield* mino.screen).toContain("an injected defect")
       expect(modes(fs.readFileSync(path.join(box.cwd, "after.txt"), "utf8"))).toEqual({ echo: true, icanon: true, isig: true })
     }), 60_000)
+})
+
+describe("a signal that ends mino by its default action", () => {
+  for (const [signal, status] of [["SIGUSR2", 140], ["SIGALRM", 142], ["SIGABRT", 134]] as const) {
+    it.scopedLive(`${signal} at the prompt: mino still ends by it (exit ${status}), with the terminal's modes restored`, () =>
+      Effect.gen(function*() {
+        const box = yield* sandbox
+        const server = yield* scriptedServer([])
+        // No core file from SIGABRT, whatever the test's own limit.
+        const script = `ulimit -c 0; "${process.execPath}" "${BIN}"; echo "mino exited $?"; stty -a > after.txt`
+        const mino = yield* Pty.spawn({ argv: ["/bin/bash", "-c", script], env: environment(box, server.url), cwd: box.cwd })
+        yield* mino.waitFor("You> ")
+        expect(yield* mino.termios).toEqual({ echo: false, icanon: false, isig: false })
+        const pid = childRunning(mino.pid, BIN)
+        expect(pid).toBeGreaterThan(0)
+        process.kill(pid, signal)
+        yield* mino.waitFor(`mino exited ${status}`, 30_000)
+        expect(modes(fs.readFileSync(path.join(box.cwd, "after.txt"), "utf8"))).toEqual({ echo: true, icanon: true, isig: true })
+      }), 60_000)
+  }
 })

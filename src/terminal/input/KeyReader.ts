@@ -39,6 +39,7 @@ import type { Readable, Writable } from "node:stream"
 import * as tty from "node:tty"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as FatalSignals from "./FatalSignals.js"
 import * as InputGate from "./InputGate.js"
 import * as KeyDecoder from "./KeyDecoder.js"
 import * as LineEditor from "./LineEditor.js"
@@ -275,7 +276,7 @@ export const make = (options: KeyReaderOptions) =>
       }
     })
 
-    const drainFd = yield* Effect.acquireRelease(
+    const { fd: drainFd } = yield* Effect.acquireRelease(
       Effect.sync(() => {
         assertModes()
         input.on("data", onData)
@@ -288,10 +289,12 @@ export const make = (options: KeyReaderOptions) =>
           raw(Sighting.REQUEST)
         }
         process.on("exit", restoreModes)
-        return openDrain(input)
+        const releaseSignals = FatalSignals.restoreBeforeDeath(restoreModes)
+        return { fd: openDrain(input), releaseSignals }
       }),
-      (fd) =>
+      ({ fd, releaseSignals }) =>
         Effect.zipRight(awaitAnswers, Effect.sync(() => {
+          releaseSignals()
           input.off("data", onData)
           input.off("end", onEnd)
           input.off("error", onEnd)

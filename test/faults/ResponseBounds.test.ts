@@ -22,7 +22,7 @@ import * as EchoTool from "../support/EchoTool.js"
 import { API_KEY, scriptedModel, sessionLines, tempDir, turn, types, withAgent } from "../support/Harness.js"
 
 const MIB = 1024 * 1024
-const KEPT = `the model's response grew past ${ResponseBudget.MAX_KEPT_BYTES / MIB} MiB before it completed, more than a saved response can hold`
+const KEPT = `the model's response grew past ${ResponseBudget.MAX_KEPT_BYTES / MIB} MiB before it completed, the most Mino keeps of one response`
 const ITEMS = `the model's response grew past ${ResponseBudget.MAX_ITEMS} items before it completed, the most Mino keeps of one response`
 const EVENT = `the model stream sent more than ${ResponseBudget.MAX_EVENT_BYTES / MIB} MiB without ending an event, the most Mino reads of one event`
 

@@ -10,7 +10,7 @@ import * as StreamEvents from "../../src/model/stream/StreamEvents.js"
 
 const MIB = 1024 * 1024
 const { MAX_EVENT_BYTES, MAX_EVENT_LINES, MAX_ITEMS, MAX_KEPT_BYTES } = ResponseBudget
-const KEPT = "the model's response grew past 16 MiB before it completed, more than a saved response can hold"
+const KEPT = "the model's response grew past 16 MiB before it completed, the most Mino keeps of one response"
 const ITEMS = `the model's response grew past ${MAX_ITEMS} items before it completed, the most Mino keeps of one response`
 
 describe("charging a response's budget", () => {

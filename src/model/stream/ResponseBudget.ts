@@ -10,8 +10,8 @@
  *   (`EventFrames.ts` holds an event until its blank line; the SDK keeps a string
  *   per line of it);
  * - what the reader keeps of the response (`StreamEvents.ts`): the finished items
- *   and the streamed text. A saved response is one record of at most
- *   `MAX_RECORD_BYTES`; what it keeps beyond that could never be saved;
+ *   and the streamed text, bounded by what one saved record can hold
+ *   (`MAX_RECORD_BYTES`; a response is saved as one record);
  * - how many things the reader keeps apart: finished items and streamed texts
  *   (each new `item_id` or `output_index` of a delta begins one).
  *
@@ -26,7 +26,12 @@ export const MAX_EVENT_BYTES = 2 * MAX_RECORD_BYTES
 /** The most line ends one event may have (real events have two or three). */
 export const MAX_EVENT_LINES = 100_000
 
-/** The most the reader keeps of one response before it completes: what one record can hold. */
+/**
+ * The most the reader keeps of one response before it completes: what one saved
+ * record can hold. A message's text counts as it streams and again when it is
+ * finished, so a response is held to half of this in text (8 MiB, some 2 million
+ * tokens: far beyond any model's output limit).
+ */
 export const MAX_KEPT_BYTES = MAX_RECORD_BYTES
 
 /** The most items and streamed texts the reader keeps apart for one response. */
@@ -68,7 +73,7 @@ export const charge = (budget: Budget, items: number, kept: number): Budget | Ex
     return exceeded(`the model's response grew past ${MAX_ITEMS} items before it completed, the most Mino keeps of one response`)
   }
   if (next.kept > MAX_KEPT_BYTES) {
-    return exceeded(`the model's response grew past ${MAX_KEPT_BYTES / MIB} MiB before it completed, more than a saved response can hold`)
+    return exceeded(`the model's response grew past ${MAX_KEPT_BYTES / MIB} MiB before it completed, the most Mino keeps of one response`)
   }
   return next
 }

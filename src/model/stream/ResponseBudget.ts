@@ -18,7 +18,7 @@
  * Over a bound, the stream ends there with one line naming it; nothing of the
  * response is kept. Pure: a state record and the function that charges it.
  */
-import { MAX_RECORD_BYTES } from "../../session/records/Records.js"
+import { MAX_RECORD_BYTES } from "../../defaults.js"
 
 /** The most one event may take before its end: twice a record, for a response.completed that repeats the output, escaped. */
 export const MAX_EVENT_BYTES = 2 * MAX_RECORD_BYTES

@@ -85,8 +85,8 @@ export const isRecord = (value: { readonly type: string }): value is SessionReco
   return typeof json["turn_id"] === "string" && optionalString(json, "time") && checks[value.type]?.(json) === true
 }
 
-/** The largest line a record may take on disk. */
-export const MAX_RECORD_BYTES = 16 * 1024 * 1024
+/** The largest line a record may take on disk (one value for the store and the stream's bounds). */
+export { MAX_RECORD_BYTES } from "../../defaults.js"
 
 /** The deepest nesting of objects and arrays a record may hold (real output items nest a few levels). */
 export const MAX_DEPTH = 1000

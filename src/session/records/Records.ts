@@ -5,6 +5,7 @@
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { ToolResult } from "../../tools/ToolResult.js"
+import * as Defaults from "../../defaults.js"
 
 const Item = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
@@ -86,7 +87,7 @@ export const isRecord = (value: { readonly type: string }): value is SessionReco
 }
 
 /** The largest line a record may take on disk (one value for the store and the stream's bounds). */
-export { MAX_RECORD_BYTES } from "../../defaults.js"
+export const MAX_RECORD_BYTES = Defaults.MAX_RECORD_BYTES
 
 /** The deepest nesting of objects and arrays a record may hold (real output items nest a few levels). */
 export const MAX_DEPTH = 1000

@@ -22,7 +22,6 @@ const ALLOWED: Readonly<Record<string, number>> = {
   "model/stream/StreamEvents.ts reader": 122,
   "terminal/input/KeyDecoder.ts decode": 97,
   "terminal/input/KeyReader.ts make": 220,
-  "tools/bash/BashRunner.ts start": 149
 }
 
 const key = (measured: Measured) => `${measured.path} ${measured.name}`

@@ -173,11 +173,14 @@ export const speak = (speech: Speech, delta: { readonly item?: string; readonly 
 }
 
 /** A finished call's output as the screen shows it under its header: folded, escaped, ending in a newline; a denial's is already on screen. */
-export const resultBody = (result: ToolResult.ToolResult): string => {
+export const resultBody = (result: ToolResult.ToolResult, columns = 0): string => {
   const shown = result.status === "denied" ? "" : result.output
-  // A command's output, like the model's text, cannot pass for Mino's own screen.
-  return shown.length > 0 ? SetApart.whole(Escape.forDisplay(Fold.fold(shown)), false).replace(/\n?$/, "\n") : ""
+  // A command's output, like the model's text, cannot pass for Mino's own screen, on any row the terminal wraps it onto.
+  return shown.length > 0 ? SetApart.whole(Escape.forDisplay(Fold.fold(shown)), false, columns).replace(/\n?$/, "\n") : ""
 }
+
+/** The screen's width, 0 when output is not a terminal. */
+const columnsOf = (screen: Option.Option<{ readonly columns: number }>): number => Option.match(screen, { onNone: () => 0, onSome: (size) => size.columns })
 
 /** Turns Agent events into screen output, with a spinner while waiting. */
 const renderer = Effect.gen(function*() {
@@ -204,7 +207,13 @@ const renderer = Effect.gen(function*() {
   let speech = SILENT
   let bounds: ToolResult.Bounds = {}
 
+  /** Writes what is not the model's text: the renderer counts it (and the screen's width), to know where the terminal wraps the model's rows. */
   const out = (text: string) =>
+    Effect.flatMap(terminal.screen, (screen) => {
+      markdown = Markdown.wrote(markdown, text, columnsOf(screen))
+      return write(text)
+    })
+  const write = (text: string) =>
     Effect.suspend(() => {
       if (text.length > 0) midLine = !text.endsWith("\n")
       return terminal.write(text)
@@ -215,7 +224,7 @@ const renderer = Effect.gen(function*() {
   let markdown = Markdown.make({ styled: terminal.decorated })
   const draw = (step: Markdown.Rendered) => {
     markdown = step.renderer
-    return out(step.output)
+    return write(step.output)
   }
   /** Writes what the renderer still holds (the last line's end), before anything else is shown. */
   const endText = Effect.suspend(() => draw(Markdown.end(markdown)))
@@ -257,7 +266,7 @@ const renderer = Effect.gen(function*() {
           return yield* startSpinner("running")
         case "ToolFinished":
           yield* ownLine
-          yield* out(`\n${terminal.style("dim", ToolResult.header(event.result, bounds))}\n${resultBody(event.result)}\n`)
+          yield* out(`\n${terminal.style("dim", ToolResult.header(event.result, bounds))}\n${resultBody(event.result, columnsOf(yield* terminal.screen))}\n`)
           bounds = {}
           return
         case "TurnEnded":

@@ -85,6 +85,15 @@ export const make = (options: Options): Renderer => ({
   apart: SetApart.make(options.styled)
 })
 
+/**
+ * `text` was written on the screen by someone else (the `Assistant>` prompt, a
+ * paragraph break), on a screen `columns` wide: the rows the terminal wraps
+ * the model's text onto are counted from there, and each is checked as a
+ * line's start is (`SetApart`).
+ */
+export const wrote = (renderer: Renderer, text: string, columns = renderer.apart.columns): Renderer =>
+  ({ ...renderer, apart: SetApart.advance({ ...renderer.apart, columns }, text) })
+
 /** `rendered`'s output through the last stage. */
 const setApart = (rendered: Rendered, last = false): Rendered => {
   const step = SetApart.feed(rendered.renderer.apart, rendered.output)

@@ -284,6 +284,20 @@ describe("BashRunner: the deadline and the group kill", () => {
     })).pipe(Effect.provide(BashRunner.layer), Effect.provide(Secrets.Secrets.layerNone))
   )
 
+  it.live("a watcher a command stopped, and left stopped, still ends when the runner's scope closes", () =>
+    Effect.gen(function* () {
+      const watcher = yield* Effect.scoped(Effect.gen(function* () {
+        const runner = yield* BashRunner
+        yield* runner.run(operation("true"))
+        const watcher = watcherOf(process.pid)
+        yield* runner.run(operation(`kill -STOP ${watcher}`))
+        expect(yield* eventually(() => statFields(watcher)?.[0] === "T")).toBe(true)
+        return watcher
+      })).pipe(Effect.provide(BashRunner.layer), Effect.provide(Secrets.Secrets.layerNone))
+      expect(yield* eventually(() => !isRunning(statFields(watcher)))).toBe(true)
+    })
+  )
+
   it.live("a timeout kills the process group; the result is failed and says it timed out", () =>
     Effect.gen(function* () {
       const { elapsedMs, value: result } = yield* timed(

@@ -284,6 +284,9 @@ class Watchers {
     for (const watcher of this.all) {
       watcher.alive = false
       watcher.process.stdin?.end()
+      // A watcher a command stopped would never read the end of its pipe: continued, it reads it and ends.
+      const pid = watcher.process.pid
+      if (pid !== undefined) signal(-pid, "SIGCONT")
     }
     this.all.clear()
   }

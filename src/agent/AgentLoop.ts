@@ -151,7 +151,13 @@ const make = (config: AgentConfig) =>
             const before = yield* saved
             const response = yield* unlessStopped(request(before.items, emit))
             const batch = validate(response.output, before.callIds)
-            yield* save({ type: "model_response", turn_id: turnId, response_id: response.id, output: response.output })
+            yield* save({
+              type: "model_response",
+              turn_id: turnId,
+              response_id: response.id,
+              output: response.output,
+              ...(response.usage === undefined ? {} : { usage: response.usage })
+            })
             yield* emit({ _tag: "ModelResponded" })
             if (Either.isLeft(batch)) return yield* new TurnStop({ status: "failed", reason: `invalid response: ${batch.left}` })
             if (batch.right.length === 0) return

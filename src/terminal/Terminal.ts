@@ -44,7 +44,7 @@ export interface TerminalShape {
    */
   readonly readLine: (
     prompt: string,
-    options?: { readonly history?: Texts }
+    options?: { readonly history?: Texts; readonly completions?: ReadonlyArray<string> }
   ) => Effect.Effect<Option.Option<string>>
   /**
    * Writes `screen` (an approval question), then shows `prompt` and reads the
@@ -294,7 +294,7 @@ const make = (options: TerminalOptions) =>
     const readLine: TerminalShape["readLine"] = (prompt, readOptions) =>
       Effect.zipRight(
         writeText("", true),
-        reader !== undefined ? reader.readLine(prompt, readOptions?.history ?? []) : lines !== undefined ? lines.readLine(prompt) : Effect.succeedNone
+        reader !== undefined ? reader.readLine(prompt, readOptions?.history ?? [], readOptions?.completions ?? []) : lines !== undefined ? lines.readLine(prompt) : Effect.succeedNone
       )
     // The screen goes out first, whole (held-back text included): the guard starts once it is on the terminal.
     const ask: TerminalShape["ask"] = (screen, prompt) =>

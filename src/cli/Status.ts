@@ -89,7 +89,7 @@ const usageText = (usage: Usage): string => `${number(usage.input_tokens)} in, $
 
 /** A bar of `cells` cells for `fraction` (0 to 1, clamped). */
 export const meter = (fraction: number, cells = 20): string => {
-  const full = Math.round(Math.min(1, Math.max(0, fraction)) * cells)
+  const full = Number.isFinite(fraction) ? Math.round(Math.min(1, Math.max(0, fraction)) * cells) : 0
   return `[${"#".repeat(full)}${"-".repeat(cells - full)}]`
 }
 

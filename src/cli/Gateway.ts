@@ -96,22 +96,9 @@ export const run = (options: GatewayOptions) =>
           case "Unknown":
             yield* terminal.write(`\n${terminal.style("yellow", yield* fitted(ChatCommands.unknown(typed.word)))}\n\n`)
             return true
-          case "Misused":
-            yield* terminal.write(`\n${terminal.style("yellow", yield* fitted(typed.message))}\n\n`)
+          default:
+            yield* command(terminal, typed, options.commands)
             return true
-          case "Clear":
-            // A screen to clear: the prompt comes back at its top. A pipe or TERM=dumb has none.
-            if (Option.isSome(yield* terminal.screen) && terminal.decorated) yield* terminal.write("\u001b[H\u001b[2J\u001b[3J")
-            return true
-          case "Status":
-          case "New":
-          case "Sessions":
-          case "Log":
-          case "Model": {
-            const shown = options.commands === undefined ? ChatCommands.unknown(line.trim().split(/\s/, 1)[0] ?? "") : yield* options.commands(typed)
-            yield* terminal.write(`\n${yield* fitted(shown)}\n\n`)
-            return true
-          }
           case "Ask":
             yield* terminal.write("\n")
             yield* turn(typed.question)
@@ -149,6 +136,28 @@ export const run = (options: GatewayOptions) =>
     const exit = yield* Fiber.await(chatting).pipe(Effect.onInterrupt(() => Fiber.interrupt(chatting)))
     if (!Exit.isInterrupted(exit)) yield* exit
     return { failedTurns } satisfies ChatSummary
+  })
+
+/** A `/` command that acts on the chat or the screen: what it shows, broken to the screen's width. */
+const command = (
+  terminal: TerminalShape,
+  typed: Extract<ChatCommands.Typed, { readonly _tag: "Misused" | "Clear" | Slash.Command["_tag"] }>,
+  commands: GatewayOptions["commands"]
+) =>
+  Effect.gen(function*() {
+    const fitted = fitToScreen(terminal)
+    switch (typed._tag) {
+      case "Misused":
+        return yield* terminal.write(`\n${terminal.style("yellow", yield* fitted(typed.message))}\n\n`)
+      case "Clear":
+        // A screen to clear: the prompt comes back at its top. A pipe or TERM=dumb has none.
+        if (terminal.animated) yield* terminal.write("\u001b[H\u001b[2J\u001b[3J")
+        return
+      default: {
+        const shown = commands === undefined ? ChatCommands.unknown(`/${typed._tag.toLowerCase()}`) : yield* commands(typed)
+        return yield* terminal.write(`\n${yield* fitted(shown)}\n\n`)
+      }
+    }
   })
 
 /**

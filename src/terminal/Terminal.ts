@@ -37,6 +37,8 @@ export interface TerminalShape {
   readonly interactive: boolean
   /** Colour: the output is a terminal and `NO_COLOR` is unset. */
   readonly decorated: boolean
+  /** Cursor movement: the output is a terminal and not `TERM=dumb` (`NO_COLOR` keeps it). */
+  readonly animated: boolean
   /**
    * Shows `prompt` and reads one line; `None` at end of input (Ctrl+D at an
    * empty line). What was typed while no prompt was shown counts as typed here.
@@ -321,16 +323,19 @@ const make = (options: TerminalOptions) =>
     return Terminal.of({
       interactive: options.interactive,
       decorated: options.decorated,
+      animated: options.animated ?? options.decorated,
       readLine,
       ask,
       write,
       spinner,
       style,
       outputClosed: Deferred.await(closed),
-      screen: Effect.sync(() =>
-        output instanceof tty.WriteStream && output.columns > 0 && output.rows > 0
-          ? Option.some({ columns: output.columns, rows: output.rows })
-          : Option.none()
-      )
+      screen: Effect.sync(() => screenOf(output))
     })
   })
+
+/** The screen's size now, when `output` is a terminal that reports one. */
+const screenOf = (output: Writable): Option.Option<Screen> =>
+  output instanceof tty.WriteStream && output.columns > 0 && output.rows > 0
+    ? Option.some({ columns: output.columns, rows: output.rows })
+    : Option.none()

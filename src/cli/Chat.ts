@@ -114,7 +114,8 @@ export const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>, onC
       // How to come back, in one line, to a person at a terminal.
       if (process.stdin.isTTY === true) {
         const terminal = yield* Terminal
-        yield* terminal.write(`${terminal.style("dim", ChatSession.comeBack(yield* session.store, { cwd, demo: flags.demo }))}\n`)
+        const columns = Option.getOrUndefined(Option.map(yield* terminal.screen, (screen) => screen.columns))
+        yield* terminal.write(`${terminal.style("dim", Wrap.wrap(ChatSession.comeBack(yield* session.store, { cwd, demo: flags.demo }), columns))}\n`)
       }
       return ran
     }).pipe(Effect.provide(opened))

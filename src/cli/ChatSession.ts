@@ -115,10 +115,15 @@ export const saved = (store: SessionStoreShape): boolean => {
  * when it is this directory's newest, else by id), or that nothing was kept.
  */
 export const comeBack = (store: SessionStoreShape, options: { readonly cwd: string; readonly demo: boolean }): string => {
-  if (!saved(store)) return "Nothing was asked, so no conversation was kept."
   const demo = options.demo ? " --demo" : ""
-  const byId = `\`mino${demo} --continue ${store.info.id}\``
   const newest = Conversations.newestStartedIn(Path.dirname(store.path), options.cwd)
+  if (!saved(store)) {
+    // A new conversation (`--new`, `/new`) that asked nothing: the one a plain start takes up is named instead.
+    return newest === undefined
+      ? "Nothing was asked, so no conversation was kept."
+      : `Nothing was asked in the new conversation, so it was not kept; \`mino${demo}\` here continues ${newest.id}.`
+  }
+  const byId = `\`mino${demo} --continue ${store.info.id}\``
   return newest?.id === store.info.id
     ? `To come back to this conversation: \`mino${demo}\` here, or ${byId} from anywhere.`
     : `To come back to this conversation: ${byId}.`

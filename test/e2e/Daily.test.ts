@@ -78,7 +78,7 @@ describe("slash commands", () => {
   it.scopedLive("/new gives a request without the earlier turns and a second conversation file; Tab completes /st to /status", () =>
     Effect.gen(function*() {
       const box = yield* sandbox
-      const server = yield* scriptedServer(["A", "B"].map((text) => ResponsesServer.textResponse(`Answer ${text}.`)))
+      const server = yield* scriptedServer(["A", "B", "C"].map((text) => ResponsesServer.textResponse(`Answer ${text}.`)))
       const mino = yield* chat(box, server.url)
       yield* mino.waitFor("You> ")
       yield* mino.write("before new\r")
@@ -110,6 +110,13 @@ describe("slash commands", () => {
       expect(unwrapped(yield* mino.waitFor("You> "))).toContain("From the next question on, the model is gpt-4o.")
       yield* mino.write("/status\r")
       expect(unwrapped(yield* mino.waitFor("You> "))).toContain("Model: gpt-4o (set by /model)")
+      // The same conversation goes on, with the model named.
+      yield* mino.write("after model\r")
+      yield* mino.waitFor("Answer C.")
+      yield* mino.waitFor("You> ")
+      const [, second, third] = yield* server.requests
+      expect([bodyOf(second!)["model"], bodyOf(third!)["model"]]).toEqual(["gpt-5.1", "gpt-4o"])
+      expect(questions(third!)).toEqual(["after new", "after model"])
       yield* mino.write("\x04")
       yield* exitsWith(mino, { code: 0, signal: null })
     }), 60_000)
@@ -137,6 +144,16 @@ describe("no empty conversations", () => {
       const line = unwrapped(yield* second.waitFor(/from anywhere\./))
       expect(line).toContain(`To come back to this conversation: \`mino\` here, or \`mino --continue ${id}\` from anywhere.`)
       yield* exitsWith(second, { code: 0, signal: null })
+
+      // --new, then nothing asked: no second file, and the line names the one a plain start takes up.
+      const third = yield* chat(box, server.url, ["--new"])
+      yield* third.waitFor("You> ")
+      yield* third.write("/new\r")
+      yield* third.waitFor("You> ")
+      yield* third.write("\x04")
+      expect(unwrapped(yield* third.waitFor(/continues \S+\./))).toContain(`Nothing was asked in the new conversation, so it was not kept; \`mino\` here continues ${id}.`)
+      yield* exitsWith(third, { code: 0, signal: null })
+      expect(sessionsOf(box)).toEqual([`${id}.jsonl`])
     }), 60_000)
 })
 

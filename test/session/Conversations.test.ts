@@ -200,6 +200,31 @@ describe("one lock a conversation", () => {
     }))
 })
 
+describe("new conversations begun at once", () => {
+  it.live("two --new starts that draw the same id (the newest is from their second): the second takes the next, and both keep their questions", () =>
+    Effect.gen(function*() {
+      const { home, dirs: [a], sessions } = place("projA")
+      // A newest conversation later than the clock: every new id is the one right after it.
+      plant(sessions, "20991231-235959-00000001", [header(a!)])
+      const ids = yield* withStore({ home, directory: a!, conversation: "new" }, Effect.gen(function*() {
+        const first = yield* SessionStore
+        const second = yield* withStore({ home, directory: a!, conversation: "new" }, Effect.gen(function*() {
+          const store = yield* SessionStore
+          for (const record of turn("t2", "second")) yield* store.append(record)
+          return store.info.id
+        }))
+        for (const record of turn("t1", "first")) yield* first.append(record)
+        return [first.info.id, second]
+      }))
+      expect(ids).toEqual(["20991231-235959-00000002", "20991231-235959-00000003"])
+      expect(Conversations.summaries(sessions).map((summary) => [summary.id, summary.lastQuestion])).toEqual([
+        ["20991231-235959-00000003", "second"],
+        ["20991231-235959-00000002", "first"],
+        ["20991231-235959-00000001", undefined]
+      ])
+    }))
+})
+
 describe("files that are not what they claim", () => {
   it.live("a conversation without a header is listed and opens by id, but is never continued on its own", () =>
     Effect.gen(function*() {

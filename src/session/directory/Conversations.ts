@@ -299,9 +299,24 @@ export const take = (options: TakeOptions): Effect.Effect<Taken, SessionHomeErro
       if (taken.created && options.which === "newest") {
         yield* lock(lockPath(dir, hereLockName(cwd)), {}, () => beginning(cwd, options)).pipe(Scope.extend(session))
       }
-      yield* lock(lockPath(dir, taken.id), {}, () => busy(taken, options)).pipe(Scope.extend(session))
-      return taken
+      return yield* lockTaken(taken, options, session)
     }))
+  })
+
+/** How many ids after a new one a start tries when another start holds it (begun in the same second, its file not made yet). */
+const FRESH_TRIES = 16
+
+/** Takes `taken`'s own lock for `session`; a new one whose id another start holds (and has not made yet) takes the next id. */
+const lockTaken = (taken: Taken, options: TakeOptions, session: Scope.Scope): Effect.Effect<Taken, SessionBusy | SessionOpenError> =>
+  Effect.gen(function*() {
+    let current = taken
+    for (let tries = 1;; tries++) {
+      const locked = yield* Effect.either(lock(lockPath(current.dir, current.id), {}, () => busy(current, options)).pipe(Scope.extend(session)))
+      if (Either.isRight(locked)) return current
+      if (!current.created || locked.left._tag !== "SessionBusy" || tries >= FRESH_TRIES) return yield* locked.left
+      const id = after(current.id)
+      current = { ...current, id, path: pathOf(current.dir, id) }
+    }
   })
 
 /** The name of the lock a start holds while it begins `cwd`'s conversation: a hash, so no path reaches a file name. */

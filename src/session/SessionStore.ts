@@ -1,7 +1,7 @@
 /**
  * The session store: the one service the Agent saves through. Opening it
  * takes a conversation (`Conversations.take`: chosen under the directory's lock,
- * then held by its own), replays the file as a stream (`SessionReader`) into the `Conversation`, sets
+ * then held by its own; a new one's file is made with its first save), replays the file as a stream (`SessionReader`) into the `Conversation`, sets
  * unreadable lines aside and closes a turn a crash left open (`Recovery`,
  * `TurnClosing`). Every save is encoded once (`Records.encode`, secrets
  * redacted), made durable (`DurableFile`), and only then applied to memory.

@@ -183,6 +183,11 @@ describe("the configuration file", () => {
       expect((yield* server.requests).map((request) => bodyOf(request)["model"])).toEqual(["from-file", "from-env"])
       const helpEnv = yield* runPlain(["--help"], { ...env, MINO_MODEL: "from-env" }, box.cwd)
       expect(helpEnv.stdout).toMatch(/^ {2}model +from-env \(from MINO_MODEL\)$/m)
+      // /status in a chat says the same; --model wins over both.
+      const status = yield* runPlain(["--model", "from-flag"], { ...env, MINO_MODEL: "from-env" }, box.cwd, "/status\n")
+      expect(status.stdout).toContain("Model:        from-flag (from --model)")
+      expect(status.stdout).toContain(`Endpoint:     ${server.url} (from ~/.mino/config.json)`)
+      expect(status.stdout).toContain(`Endpoint 127.0.0.1:${new URL(server.url).port} (from ~/.mino/config.json).`)
     }), 60_000)
 
   it.scopedLive("a key in it (any spelling), a group-writable file, a symlink or a FIFO: one line, exit 2, the file untouched", () =>
@@ -207,6 +212,10 @@ describe("the configuration file", () => {
       }
       expect(yield* refused({ model: "m" }, 0o620)).toContain("can be written by others")
       expect(yield* refused("{not json")).toContain("is not valid JSON")
+      // --help still prints, and says the file is refused.
+      const help = yield* runPlain(["--help"], env, box.cwd)
+      expect(help.code).toBe(0)
+      expect(help.stdout).toContain("Settings now: ~/.mino/config.json is not valid JSON (a chat will not start until it is fixed).")
       expect(yield* refused({ modle: "m" })).toContain("unknown setting \"modle\"")
       expect(yield* refused(`{"model":"x${" ".repeat(70_000)}"}`)).toContain("larger than 64 KiB")
       const file = path.join(box.home, ".mino", "config.json")

@@ -5,17 +5,21 @@
  *
  * A conversation is `<dir>/<id>.jsonl` (`~/.mino/sessions`, or `~/.mino/demo`
  * for the demo's), its id the UTC time it started and random hex, so ids sort
- * by age. Its first line, written and fsynced as it is created, is its header:
- * `{"type":"conversation","turn_id":"","cwd":…,"time":…}`, `cwd` the real path
- * of the directory Mino was started in. A start continues the newest
- * conversation whose header names its directory, or creates one; a file with no
+ * by age. Its file is made with its first question (`createFile`), so a start
+ * that asks nothing leaves none. Its first line, written and fsynced as it is
+ * created, is its header: `{"type":"conversation","turn_id":"","cwd":…,"time":…}`,
+ * `cwd` the real path of the directory Mino was started in. A start continues
+ * the newest conversation whose header names its directory, or begins one; a file with no
  * header (made before Mino recorded directories) is listed and can be taken up
  * by id, but never continued on its own.
  *
  * Locks: choosing happens under `conversations.lock`, held only for that
  * moment (two starts in one directory must not both create one); the chosen
  * conversation's own `<id>.lock` is then held for the whole session, so a chat
- * in one directory never makes another directory's start busy.
+ * in one directory never makes another directory's start busy. A plain start
+ * that begins its directory's conversation also holds `here-<hash>.lock` for the
+ * session: until the first question there is no file for a second start to
+ * find, and that lock is what makes it busy.
  *
  * Reading for `mino log` and `mino sessions` takes no lock: a conversation in
  * use can be shown. Every file is opened without following a symlink or waiting

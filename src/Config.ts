@@ -8,6 +8,7 @@
  * | `OPENAI_API_KEY`  | the key, as `Redacted`; blank counts as unset (trimmed once, by `Secrets`) |
  * | `OPENAI_BASE_URL` | a Responses-compatible endpoint; empty counts as unset                     |
  * | `MINO_MODEL`      | the model when `--model` names none; empty counts as unset                 |
+| `MINO_HEADERS`    | headers for a gateway, `Name: value` a line, as `Redacted` (GatewayHeaders) |
  * | `HOME`            | where `~/.mino` is; checked (absolute) by the session store                |
  *
  * and, for commands only, the inherited part of the child environment
@@ -37,6 +38,12 @@ export const apiKey: Config.Config<Option.Option<Redacted.Redacted<string>>> = C
 /** `OPENAI_BASE_URL`; undefined: the SDK's default endpoint. */
 export const baseURL: Config.Config<string | undefined> = optionalText("OPENAI_BASE_URL")
 
+/** `MINO_HEADERS`, as `Redacted` (its values are secrets); blank counts as unset. GatewayHeaders.ts checks it. */
+export const headers: Config.Config<Option.Option<Redacted.Redacted<string>>> = Config.redacted("MINO_HEADERS").pipe(
+  Config.option,
+  Config.map(Option.filter((text) => Redacted.value(text).trim() !== ""))
+)
+
 /** `MINO_MODEL`, else the default model. */
 export const model: Config.Config<string> = optionalText("MINO_MODEL").pipe(Config.map((name) => name ?? DEFAULT_MODEL))
 
@@ -51,5 +58,5 @@ export const childEnvironment: Config.Config<Readonly<Record<string, string | un
 )
 
 /** Everything a chat needs, read in one go. */
-export const chat = Config.all({ apiKey, baseURL, model, home, childEnvironment })
+export const chat = Config.all({ apiKey, baseURL, model, headers, home, childEnvironment })
 export type Chat = Config.Config.Success<typeof chat>

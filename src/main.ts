@@ -11,7 +11,7 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Arguments from "./cli/Arguments.js"
-import { chat, Stop } from "./cli/Chat.js"
+import { chat, ExitWith } from "./cli/Chat.js"
 import * as CodeCache from "./cli/CodeCache.js"
 import * as ConfigFile from "./cli/ConfigFile.js"
 import type * as Print from "./cli/Print.js"
@@ -24,9 +24,9 @@ const printing = <E>(command: (print: typeof Print) => Effect.Effect<void, E>) =
 
 /** `~/.mino/config.json` under the environment (`ConfigFile`): a file it refuses is one line, exit 2. */
 const configured = <A, E, R>(use: (loaded: ConfigFile.Loaded) => Effect.Effect<A, E, R>) =>
-  Effect.suspend((): Effect.Effect<A, E | Stop, R> =>
+  Effect.suspend((): Effect.Effect<A, E | ExitWith, R> =>
     Either.match(ConfigFile.load(process.env), {
-      onLeft: (line) => Effect.fail(new Stop({ code: 2, message: `mino: ${line}.` })),
+      onLeft: (line) => Effect.fail(new ExitWith({ code: 2, message: `mino: ${line}.` })),
       onRight: (loaded) => Effect.withConfigProvider(use(loaded), loaded.provider)
     })
   )
@@ -51,7 +51,7 @@ const teardown = <E, A>(exit: Exit.Exit<E, A>, onExit: (code: number) => void) =
   if (Exit.isSuccess(exit)) return onExit(0)
   if (Cause.isInterruptedOnly(exit.cause)) return onExit(130)
   const failure = Cause.failureOption(exit.cause)
-  if (Option.isSome(failure) && failure.value instanceof Stop) {
+  if (Option.isSome(failure) && failure.value instanceof ExitWith) {
     // Messages carry paths and error details from outside: one escaped line. (Without
     // one, `message` is Error's empty default, and nothing is written.)
     const { message } = failure.value
@@ -79,7 +79,7 @@ const runMain = makeRunMain(({ fiber, teardown }) => {
 })
 
 Arguments.parse(process.argv.slice(2)).pipe(
-  Effect.catchTag("UsageError", (error) => new Stop({ code: 2, message: error.message })),
+  Effect.catchTag("UsageError", (error) => new ExitWith({ code: 2, message: error.message })),
   Effect.flatMap(dispatch),
   runMain({ disableErrorReporting: true, teardown })
 )

@@ -28,6 +28,8 @@ export interface ChatAgentOptions {
   /** The scripted demo model on loopback instead of the endpoint. */
   readonly demo: boolean
   readonly baseURL: string | undefined
+  /** A gateway's headers (MINO_HEADERS, checked), sent with every request to the endpoint. */
+  readonly headers?: ReadonlyArray<readonly [string, string]>
   readonly model: string
   readonly instructions: string
   /** The startup directory: every command starts here. */
@@ -41,7 +43,7 @@ export const build = (options: ChatAgentOptions): Effect.Effect<AgentShape, neve
   Effect.gen(function*() {
     const baseURL = options.demo ? (yield* DemoModel.start).url : options.baseURL
     const context = yield* Layer.build(Mino.agentLayer({
-      endpoint: { baseURL },
+      endpoint: options.demo ? { baseURL } : { baseURL, headers: options.headers ?? [] },
       model: options.model,
       instructions: options.instructions,
       bash: { cwd: options.cwd, parentEnv: options.childEnvironment },

@@ -95,10 +95,16 @@ export const HELP_TEXT = `Commands (a line that starts with / is never sent to t
 Keys at You>:
   Enter                  send the question
   a paste                text, newlines kept (shown as ↵); Enter sends it
+  Ctrl+J  Alt+Enter      a line break in the question
   ← → Home End           move (also Ctrl+B Ctrl+F Ctrl+A Ctrl+E)
+  Alt+B Alt+F            move by words
   Backspace Delete       delete before / at the cursor
-  Ctrl+U Ctrl+K Ctrl+W   delete to the start, to the end, the word before
+  Ctrl+U Ctrl+K Ctrl+W   cut to the start, to the end, the word before
+  Alt+Backspace Alt+D    cut the word before / after the cursor
+  Ctrl+Y                 put back what was cut
   ↑ ↓ (Ctrl+P Ctrl+N)    earlier questions of this conversation
+  Ctrl+R Ctrl+S          search earlier questions (Enter asks, Ctrl+G leaves)
+  Ctrl+L                 clear the screen
   Ctrl+D                 at an empty line: exit
   Ctrl+C                 cancel the turn (a running command is stopped), exit
 

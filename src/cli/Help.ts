@@ -75,6 +75,7 @@ ${
       ["OPENAI_API_KEY", "your API key: required except with --demo (any value for a local server that needs none); never given to commands"],
       ["OPENAI_BASE_URL", "a Responses-compatible endpoint (default: https://api.openai.com/v1)"],
       ["MINO_MODEL", "the model when --model is not given"],
+      ["MINO_HEADERS", "headers for a gateway, one `Name: value` a line (e.g. cf-aig-authorization: Bearer TOKEN); never the key; values redacted like it"],
       ["NO_COLOR", "when set (not empty), no colour (the spinner still turns)"],
       ["TERM", "when dumb, plain text: no colour, no styles, no cursor movement (as in a pipe)"],
       ["HOME", "where ~/.mino is (an absolute path); with PATH, USER, LOGNAME, LANG and TMPDIR, passed on to commands"],

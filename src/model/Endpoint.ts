@@ -50,7 +50,7 @@ export interface Endpoint {
   readonly baseURL: string | undefined
   /** The base URL's query (`api-version=...`), appended to every request URL; "" when none. */
   readonly query: string
-  /** A name for the endpoint in memory keys and messages (the base URL as given, or the default). */
+  /** A name for the endpoint in memory keys and messages (the base URL as understood, query included, or the default). */
   readonly key: string
 }
 
@@ -98,13 +98,46 @@ export const parse = (baseURL: string | undefined, hostAs?: string): Endpoint =>
   const mark = baseURL.indexOf("?")
   const hash = baseURL.indexOf("#")
   const end = hash === -1 ? baseURL.length : hash
+  const path = mark === -1 ? baseURL.slice(0, end) : baseURL.slice(0, mark)
+  const query = mark === -1 || mark > end ? "" : baseURL.slice(mark + 1, end)
+  const base = withoutResponsesPath(path)
   return {
     family: openai ? "openai" : "compatible",
     azure,
-    baseURL: mark === -1 ? baseURL.slice(0, end) : baseURL.slice(0, mark),
-    query: mark === -1 || mark > end ? "" : baseURL.slice(mark + 1, end),
-    key: baseURL
+    baseURL: base,
+    query,
+    key: query.length === 0 ? base : `${base}?${query}`
   }
+}
+
+/**
+ * A base URL as the SDK takes it: without the trailing slashes and without a
+ * pasted `/responses` (several servers' docs give the whole request URL,
+ * `…/v1/responses`); the SDK appends `/responses` itself.
+ */
+const withoutResponsesPath = (path: string): string => {
+  let base = path.replace(/\/+$/, "")
+  if (/\/responses$/i.test(base)) base = base.slice(0, -"/responses".length).replace(/\/+$/, "")
+  return base.length === 0 ? path : base
+}
+
+/**
+ * Whether a base URL's host is this machine: `localhost` (and names under
+ * `.localhost`, which resolve to loopback by RFC 6761), any address in 127.0.0.0/8,
+ * `::1`, and IPv4-mapped loopback (`::ffff:127.0.0.1`). Nothing else: not 0.0.0.0,
+ * not the machine's own names or its LAN addresses (a key sent there leaves the
+ * loopback interface). No base URL (OpenAI's) is not loopback.
+ */
+export const isLoopback = (baseURL: string | undefined): boolean => {
+  if (baseURL === undefined || baseURL.length === 0) return false
+  const host = hostOf(baseURL)?.replace(/\.$/, "")
+  if (host === undefined) return false
+  if (host === "localhost" || host.endsWith(".localhost")) return true
+  if (/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)) return true
+  // WHATWG URL writes IPv6 hosts bracketed and compressed: [::1], [::ffff:7f00:1] for ::ffff:127.0.0.1.
+  if (host === "[::1]") return true
+  const mapped = /^\[::ffff:([0-9a-f]{1,4}):[0-9a-f]{1,4}\]$/.exec(host)
+  return mapped !== null && (parseInt(mapped[1]!, 16) >> 8) === 127
 }
 
 /** `url` with the endpoint's query added to its own (the SDK adds none for a Responses request). */

@@ -6,7 +6,11 @@
  * OpenAI and most servers send `{"error": {"message", "type", "param", "code"}}`
  * (vLLM and llama.cpp with a numeric `code`); some send `{"error": "text"}`;
  * FastAPI servers (gpt-oss's, any FastAPI 404 or 422) send `{"detail": "text"}` or
- * `{"detail": [{"loc", "msg"}]}`; others `{"message": ...}` or plain text. The
+ * `{"detail": [{"loc", "msg"}]}`; Hugging Face's router (responses.js, an express
+ * server validating with zod 3) sends `{"success": false, "error": [issues], "details":
+ * [issues]}` (src/middleware/validation.ts @ c0ac6ee), each issue `{ code, path,
+ * message }` and a union's failed options under `unionErrors[].issues`; others
+ * `{"message": ...}` or plain text. The
  * openai SDK keeps only the `error` key, so the raw body is read too. The client
  * makes the result one redacted line.
  */
@@ -30,6 +34,8 @@ export interface Problem {
 /** What a refusal said: a problem, and the request parameter it names. */
 export interface Said extends Problem {
   readonly param?: string | null | undefined
+  /** Where in the request body it points (a zod issue's `path`: `["input", 3, "type"]`), when it says. */
+  readonly at?: ReadonlyArray<string | number>
 }
 
 /** The codes and types that mean the context window overflowed: OpenAI and Azure, llama.cpp. */
@@ -82,6 +88,78 @@ const fromDetail = (detail: unknown): string | undefined => {
   return parts.length > 0 ? parts.join("; ") : undefined
 }
 
+/** A zod 3 issue as `JSON.stringify` writes it. */
+interface Issue {
+  readonly code: string | undefined
+  readonly path: ReadonlyArray<string | number>
+  readonly message: string
+  readonly item: ResponseItem
+}
+
+/** How deep into a union's options an explanation follows (a hostile body could nest without end). */
+const UNION_DEPTH = 8
+
+const issueOf = (value: unknown): Issue | undefined => {
+  if (!isObject(value) || typeof value["message"] !== "string" || !Array.isArray(value["path"])) return undefined
+  const path = value["path"].filter((part): part is string | number => typeof part === "string" || typeof part === "number")
+  return { code: stringOr(value["code"]), path, message: value["message"], item: value }
+}
+
+/** The issues of each of a union issue's options (`unionErrors[].issues`). */
+const optionsOf = (issue: Issue): ReadonlyArray<ReadonlyArray<Issue>> => {
+  const errors = issue.item["unionErrors"]
+  if (!Array.isArray(errors)) return []
+  return errors.flatMap((error) =>
+    isObject(error) && Array.isArray(error["issues"]) ? [error["issues"].flatMap((entry) => issueOf(entry) ?? [])] : []
+  )
+}
+
+const samePath = (a: ReadonlyArray<string | number>, b: ReadonlyArray<string | number>): boolean =>
+  a.length === b.length && a.every((part, index) => part === b[index])
+
+/**
+ * What one issue means, for a person: a union's "Invalid input" is followed into
+ * the option that got furthest (the array of items, not the string, for `input`);
+ * where every option refuses an object's `type`, that is the problem: the type it
+ * had is not one the server takes.
+ */
+const explain = (issue: Issue, depth = 0): { readonly at: ReadonlyArray<string | number>; readonly message: string } => {
+  const options = issue.code === "invalid_union" && depth < UNION_DEPTH ? optionsOf(issue) : []
+  if (options.length > 0) {
+    const typeAt = [...issue.path, "type"]
+    const refusals = options.map((option) => option.find((inner) => samePath(inner.path, typeAt)))
+    if (refusals.every((refusal) => refusal !== undefined)) {
+      const received = refusals.map((refusal) => refusal?.item["received"]).find((value) => typeof value === "string")
+      const accepted = [...new Set(refusals.flatMap((refusal) => {
+        const listed = refusal?.item["options"]
+        const expected = refusal?.item["expected"]
+        return Array.isArray(listed) ? listed.map(String) : typeof expected === "string" ? [expected] : []
+      }))]
+      return {
+        at: typeAt,
+        message: `${received === undefined ? "the type" : `type ${JSON.stringify(received)}`} is not accepted` +
+          (accepted.length > 0 ? ` (accepted: ${accepted.join(", ")})` : "")
+      }
+    }
+    const reach = (option: ReadonlyArray<Issue>): number => Math.max(0, ...option.map((inner) => inner.path.length))
+    const furthest = Math.max(...options.map(reach))
+    const leaders = options.filter((option) => reach(option) === furthest)
+    const deepest = leaders[0]?.find((inner) => inner.path.length === furthest)
+    if (leaders.length === 1 && furthest > issue.path.length && deepest !== undefined) return explain(deepest, depth + 1)
+  }
+  return { at: issue.path, message: issue.message }
+}
+
+/** zod's issues as one line (the first three), and where the first points. */
+const fromIssues = (entries: ReadonlyArray<unknown>): Said | undefined => {
+  const issues = entries.flatMap((entry) => issueOf(entry) ?? [])
+  if (issues.length === 0) return undefined
+  const explained = issues.map((issue) => explain(issue))
+  const parts = explained.slice(0, 3).map(({ at, message }) => (at.length === 0 ? message : `${at.join(".")}: ${message}`))
+  const more = issues.length > 3 ? ` (and ${issues.length - 3} more)` : ""
+  return { message: parts.join("; ") + more, at: explained[0]!.at, code: issues[0]!.code }
+}
+
 const excerpt = (text: string): string => {
   const line = text.replace(/\s+/g, " ").trim()
   return line.length > EXCERPT ? `${line.slice(0, EXCERPT)}...` : line
@@ -101,6 +179,8 @@ export const said = (error: unknown, raw: string | undefined): Said => {
     const inner = body["error"]
     if (isObject(inner)) return fromObject(inner)
     if (typeof inner === "string") return { message: inner }
+    const issues = Array.isArray(inner) ? fromIssues(inner) : undefined
+    if (issues !== undefined) return issues
     const detail = fromDetail(body["detail"])
     if (detail !== undefined) return { message: detail }
     if (typeof body["message"] === "string") return fromObject(body)

@@ -15,7 +15,8 @@
  * connection) is sent again at most `maxRetries` times, each announced as a
  * `Retrying` event, each wait at most `retryWaitCapMs` whatever `retry-after` says.
  * A refusal that Adaptation.ts names is sent again once, changed, announced as an
- * `Adapted` event. Every request ends: no event for `idleTimeoutMs`, or no
+ * `Adapted` event. Headers of the configuration (`MINO_HEADERS`) go with every
+ * request, after Mino's own and before the key's. Every request ends: no event for `idleTimeoutMs`, or no
  * `response.completed` within `requestTimeoutMs` of sending it, fails it.
  *
  * Endpoint.ts says how the URL is built (a query stays a query), which header
@@ -36,6 +37,8 @@ import * as Redacted from "effect/Redacted"
 import { Secrets } from "../security/Secrets.js"
 import * as Adaptation from "./Adaptation.js"
 import * as Endpoint from "./Endpoint.js"
+import * as GatewayHeaders from "./GatewayHeaders.js"
+import * as Json from "../Json.js"
 import * as ErrorBody from "./ErrorBody.js"
 import { VERSION } from "../version.js"
 import * as HttpTransport from "./transport/HttpTransport.js"
@@ -72,6 +75,12 @@ export interface ModelClientConfig {
   readonly retryWaitCapMs?: number
   /** Classify the endpoint as if `baseURL`'s host were this one (Endpoint.ts; tests stand a loopback server in for a host). */
   readonly hostAs?: string
+  /**
+   * Headers added to every request (a gateway's own authentication: `MINO_HEADERS`,
+   * checked by GatewayHeaders.ts). Their values are secrets: whoever builds the
+   * client registers them with `Secrets` too, so they are redacted like the key.
+   */
+  readonly headers?: ReadonlyArray<readonly [string, string]>
 }
 
 type Sdk = typeof OpenAISdk
@@ -187,11 +196,16 @@ const make = (config: ModelClientConfig) =>
     const endpoint = Endpoint.parse(config.baseURL, config.hostAs)
     // Endpoint and model pairs that refused `include`, for as long as the client lives.
     const withoutInclude = new Set<string>()
+    // The endpoint refused reasoning items in its input, or the optional fields (Adaptation.ts), while the client lives.
+    let reasoningRefused = false
+    let optionalRefused = false
     // The raw body of each error response, by the Headers object the SDK keeps on its error.
     const errorBodies = new WeakMap<Headers, string>()
     const maxRetries = config.maxRetries ?? 2
     const retryWaitCapMs = config.retryWaitCapMs ?? 10_000
     const secrets = yield* Secrets
+    // Headers given by a library user are held to MINO_HEADERS' rules: never the key, no CR/LF.
+    const headerProblem = GatewayHeaders.problem(config.headers ?? [], Redacted.value(secrets.apiKey))
     const transport = HttpTransport.make()
     yield* Effect.addFinalizer(() => Effect.sync(() => transport.close()))
 
@@ -227,6 +241,7 @@ const make = (config: ModelClientConfig) =>
           // which no option switches off, over any of its own (User-Agent, Accept, X-Stainless-...).
           const headers = new Headers({ accept: "application/json", "user-agent": USER_AGENT, authorization: `Bearer ${key}` })
           if (init?.body !== undefined && init.body !== null) headers.set("content-type", "application/json")
+          for (const [name, value] of config.headers ?? []) headers.set(name, value)
           Endpoint.authorize(endpoint, headers, key)
           const target = Endpoint.withQuery(endpoint, url instanceof Request ? url.url : String(url))
           const response = await transport.fetch(target, { ...init, headers })
@@ -263,7 +278,7 @@ const make = (config: ModelClientConfig) =>
     })
 
     /** Failures before the stream starts: HTTP status, connection, SDK timeout. */
-    const requestError = (sdk: Sdk, baseURL: string, cause: unknown): Refusal => {
+    const requestError = (sdk: Sdk, baseURL: string, cause: unknown, typeAt: (index: number) => string | undefined): Refusal => {
       if (cause instanceof sdk.APIConnectionTimeoutError) {
         return { error: error("timeout", "model request timed out before the response started") }
       }
@@ -286,7 +301,7 @@ const make = (config: ModelClientConfig) =>
           return { error: error("context_window", `model request failed: HTTP ${status}: ${ErrorBody.CONTEXT_WINDOW_MESSAGE}`, status) }
         }
         const failure = error("http", `model request failed: HTTP ${status}: ${detail}`, status)
-        const adapt = Adaptation.asks(status, said)
+        const adapt = Adaptation.asks(status, said, typeAt)
         return status === 429 || status >= 500
           ? { error: failure, retry: { what: `HTTP ${status} from the model endpoint`, afterMs: Retry.retryAfterMs(cause.headers) } }
           : adapt.length === 0 ? { error: failure } : { error: failure, adapt }
@@ -316,8 +331,30 @@ const make = (config: ModelClientConfig) =>
     const worthAdapting = (request: ModelRequest, shape: Shape, adaptation: Adaptation.Adaptation): boolean => {
       if (shape.adapted.has(adaptation)) return false
       if (adaptation === "without_include") return shape.include
+      if (adaptation === "without_optional") return shape.optional !== false
       const turns = request.history?.turns ?? 0
+      if (adaptation === "without_reasoning") {
+        return shape.reasoning !== false && shape.optional !== false &&
+          (request.input.some((item) => item["type"] === "reasoning") || request.history?.hasReasoning(0, turns) === true)
+      }
       return shape.withoutReasoningBefore < turns && request.history?.hasReasoning(shape.withoutReasoningBefore, turns) === true
+    }
+
+    /**
+     * The type of the sent body's input item at an index, read only when a refusal
+     * points at one (at once: the transport may lend a large body's memory again
+     * once its request closed, so bytes that no longer parse tell nothing).
+     */
+    const typesOf = (sent: Buffer) => {
+      let input: ReadonlyArray<unknown> | undefined
+      return (index: number): string | undefined => {
+        if (input === undefined) {
+          const parsed: unknown = Json.parse(sent.toString("utf8"))
+          input = typeof parsed === "object" && parsed !== null && "input" in parsed && Array.isArray(parsed.input) ? parsed.input : []
+        }
+        const item: unknown = input[index]
+        return typeof item === "object" && item !== null && "type" in item && typeof item.type === "string" ? item.type : undefined
+      }
     }
 
     /** One request; on a failure before the stream starts, `attempt` more, announced, up to `maxRetries`. */
@@ -331,6 +368,7 @@ const make = (config: ModelClientConfig) =>
           yield* Effect.addFinalizer(() => Effect.sync(() => controller.abort()))
 
           const deadline = Date.now() + requestTimeoutMs
+          const sent = body(request, shape)
           const overdue = () =>
             error("timeout", `model request stopped after ${formatMs(requestTimeoutMs)}, the limit for one request, without response.completed`)
           const opened = yield* Effect.tryPromise({
@@ -338,7 +376,7 @@ const make = (config: ModelClientConfig) =>
               bounded(
                 client.post<SdkStream<ResponseStreamEvent>>("/responses", {
                   // A string body with its content type is sent as it is: the SDK stays the client.
-                  body: body(request, shape),
+                  body: sent,
                   headers: { "content-type": "application/json" },
                   stream: true,
                   signal: controller.signal
@@ -351,17 +389,22 @@ const make = (config: ModelClientConfig) =>
                 ? { error: error("timeout", `model request timed out: no response for ${formatMs(idleTimeoutMs)}`) }
                 : cause instanceof Overdue
                 ? { error: overdue() }
-                : requestError(sdk, client.baseURL, cause)
+                : requestError(sdk, client.baseURL, cause, typesOf(sent))
           }).pipe(Effect.either)
           if (Either.isLeft(opened)) {
             const { error: failure, retry } = opened.left
             const adapt = opened.left.adapt?.find((candidate) => worthAdapting(request, shape, candidate))
             if (adapt !== undefined) {
               if (adapt === "without_include") withoutInclude.add(memoryKey(request))
+              if (adapt === "without_reasoning") reasoningRefused = true
               const announcement: ModelEvent = { _tag: "Adapted", adaptation: adapt, message: Adaptation.announcement(adapt, request.model) }
               const adapted = new Set([...shape.adapted, adapt])
               const next: Shape = adapt === "without_include"
                 ? { ...shape, include: false, adapted }
+                : adapt === "without_reasoning"
+                ? { ...shape, reasoning: false, adapted }
+                : adapt === "without_optional"
+                ? { ...shape, optional: false, adapted }
                 : { ...shape, withoutReasoningBefore: request.history?.turns ?? 0, adapted }
               return Stream.make(announcement).pipe(Stream.concat(send(request, attempt, next)))
             }
@@ -378,6 +421,8 @@ const make = (config: ModelClientConfig) =>
           }
 
           const { data: events, response } = opened.right
+          // A request sent without the optional fields was taken: so it goes from now on.
+          if (shape.optional === false) optionalRefused = true
           const contentType = response.headers.get("content-type")
           if (contentType !== null && !/^\s*text\/event-stream/i.test(contentType)) {
             return yield* Effect.fail(error(
@@ -429,9 +474,11 @@ const make = (config: ModelClientConfig) =>
 
     return ModelClient.of({
       respond: (request) =>
-        send(request, 1, {
+        headerProblem !== undefined ? Stream.fail(error("protocol", `model request not sent: ${headerProblem}`)) : send(request, 1, {
           include: !withoutInclude.has(memoryKey(request)),
           withoutReasoningBefore: request.withoutReasoningBefore ?? 0,
+          reasoning: !reasoningRefused,
+          optional: !optionalRefused,
           adapted: new Set()
         })
     })

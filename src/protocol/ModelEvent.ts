@@ -8,7 +8,7 @@ import * as Data from "effect/Data"
 import type { ResponseItem } from "./ResponseItem.js"
 
 /** A change to a request that an endpoint refused, made to send it again (Adaptation.ts says when). */
-export type Adaptation = "without_include" | "without_earlier_reasoning"
+export type Adaptation = "without_include" | "without_earlier_reasoning" | "without_reasoning" | "without_optional"
 
 /** The tokens an endpoint reported for one response (`usage` in `response.completed`). */
 export interface Usage {

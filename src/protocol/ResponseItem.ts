@@ -11,6 +11,13 @@
  *
  * A status of `null` counts as absent: serializers of compatible servers
  * (pydantic's, for gpt-oss and vLLM) write a missing status as `null`.
+ *
+ * A message whose status is `in_progress` inside a response that completed is
+ * taken as finished text: Hugging Face's router (huggingface/responses.js,
+ * src/routes/responses.ts @ c0ac6ee, `closeLastOutputItem`) marks only the last
+ * output item completed, so a sentence written before a call stays `in_progress`.
+ * Text cannot run anything; a call keeps the strict check (only `completed` or
+ * absent), and an `incomplete` message still fails the response.
  */
 import * as Either from "effect/Either"
 
@@ -93,7 +100,11 @@ export const validate = (
       // Only the assistant speaks in an output; a `system` or `developer` message saved
       // and replayed would become instructions in every later request.
       if (item["role"] !== "assistant") return Either.left(`the model sent a message with role ${JSON.stringify(item["role"] ?? null)}, not assistant`)
-      if (!finished(item["status"])) return Either.left(`the model sent a message whose status is ${JSON.stringify(item["status"])}, not completed`)
+      // A message left `in_progress` inside a completed response is finished text: Hugging Face's
+      // router closes only the last output item, so a sentence before a call stays `in_progress`.
+      if (!finished(item["status"]) && item["status"] !== "in_progress") {
+        return Either.left(`the model sent a message whose status is ${JSON.stringify(item["status"])}, not completed`)
+      }
       text ||= messageText(item).length > 0
     }
     if (type !== "function_call") continue

@@ -24,6 +24,9 @@
  *   result's cap, an endpoint's error body and error line): redact, then cut,
  *   then `redactCut`. Text that something else cut where Mino cannot see (V8's
  *   JSON errors quote a window of their input) is never shown.
+ * - Other secrets can be held beside the key (the values of a gateway's headers,
+ *   `MINO_HEADERS`): every rule here applies to them as to the key, from this one
+ *   place; `redactable` still speaks of the key alone.
  * - Streamed text can split the key across writes: a writer holds back the tail
  *   that could begin it (`heldBack`) until the next write shows what follows.
  */
@@ -64,15 +67,23 @@ export interface SecretsShape {
 export interface SecretsOptions {
   /** False for a key that is not a secret (the demo's placeholder): it is sent, and nothing is redacted. Default true. */
   readonly protect?: boolean
+  /**
+   * Other secrets, protected by the same rules as the key (the values of a
+   * gateway's headers, `MINO_HEADERS`): redacted wherever the key is, by the same
+   * functions, with the same `MIN_LENGTH`. They do not change `redactable`.
+   */
+  readonly also?: ReadonlyArray<string>
 }
 
 /** The service for `apiKey` (trimmed here, once). */
 export const make = (apiKey: Redacted.Redacted<string> | string, options: SecretsOptions = {}): SecretsShape => {
   const key = (typeof apiKey === "string" ? apiKey : Redacted.value(apiKey)).trim()
-  const protectedKeys = options.protect === false ? [] : effective([key])
+  // Guarded: `layerNone` is made as this module loads, before `effective` below is defined.
+  const also = options.also === undefined || options.also.length === 0 ? [] : effective(options.also.map((secret) => secret.trim()))
+  const protectedKeys = [...(options.protect === false ? [] : effective([key])), ...also]
   return {
     apiKey: Redacted.make(key),
-    redactable: protectedKeys.length > 0,
+    redactable: protectedKeys.length > also.length,
     redact: (text) => redact(text, protectedKeys),
     redactCut: (text) => redactCut(text, protectedKeys),
     contains: (text) => contains(text, protectedKeys),
@@ -82,8 +93,9 @@ export const make = (apiKey: Redacted.Redacted<string> | string, options: Secret
 }
 
 export class Secrets extends Context.Tag("mino/Secrets")<Secrets, SecretsShape>() {
-  /** The key, protected everywhere it could leak. */
-  static readonly layer = (apiKey: Redacted.Redacted<string> | string): Layer.Layer<Secrets> => Layer.succeed(Secrets, make(apiKey))
+  /** The key (and `also`, a gateway's header values), protected everywhere it could leak. */
+  static readonly layer = (apiKey: Redacted.Redacted<string> | string, also: ReadonlyArray<string> = []): Layer.Layer<Secrets> =>
+    Layer.succeed(Secrets, make(apiKey, { also }))
   /** A key that is not a secret (the demo's placeholder): sent as given, never redacted. */
   static readonly layerPlaceholder = (apiKey: Redacted.Redacted<string> | string): Layer.Layer<Secrets> => Layer.succeed(Secrets, make(apiKey, { protect: false }))
   /** No key at all, for parts that send nothing (tests of the terminal, the store, the runner). */

@@ -33,7 +33,7 @@ describe("a second mino on the same session", () => {
       expect(plain.stderr).toMatch(/^mino: .*busy.*\n$/)
       expect(files()).toEqual([])
 
-      yield* first.write("Are you still there?\n")
+      yield* first.write("Are you still there?\r")
       yield* first.waitFor("Assistant> Still here.\n")
       yield* first.waitFor("You> ")
       expect((yield* server.requests).length).toBe(1)

@@ -222,7 +222,7 @@ describe("mino's command line", () => {
       yield* mino.waitFor("You> ")
       const [first] = yield* requestsReceived(server, 1)
       expect(inputOf(first!)).toEqual([userMessage("why \u001b[2Jis the build failing?")])
-      yield* mino.write("thanks\n")
+      yield* mino.write("thanks\r")
       yield* mino.waitFor("Assistant> Bye.\n")
       yield* mino.waitFor("You> ")
       yield* mino.write("\u0004")

@@ -60,7 +60,7 @@ describe("a conversation per directory", () => {
         Effect.gen(function*() {
           const mino = yield* chatIn(box, cwd, server.url)
           const opening = yield* mino.waitFor("You> ")
-          yield* mino.write(`${question}\n`)
+          yield* mino.write(`${question}\r`)
           yield* mino.waitFor(`Assistant> ${answer}\n`)
           yield* mino.waitFor("You> ")
           yield* mino.write("\x04")
@@ -276,7 +276,7 @@ describe("one mino per conversation", () => {
       expect(sessionsOf(box)).toEqual([fileA])
 
       // The first is unaffected.
-      yield* inA.write("still there?\n")
+      yield* inA.write("still there?\r")
       yield* inA.waitFor("Assistant> From A.\n")
       yield* inA.waitFor("You> ")
       for (const mino of [inA, inB, beside]) {

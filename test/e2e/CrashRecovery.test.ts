@@ -155,10 +155,10 @@ describe("SIGKILL at each save point of a tool turn, then restart", () => {
 
         // 1. Run the turn up to the save point and kill mino there.
         const { mino } = yield* startReady(box, server.url)
-        yield* mino.write(`${QUESTION}\n`)
+        yield* mino.write(`${QUESTION}\r`)
         if (crash.approve) {
           yield* mino.waitFor("Approve this operation? [y/N] ")
-          yield* mino.write("y\n")
+          yield* mino.write("y\r")
         }
         yield* crash.reached({ box, mino, server })
         yield* mino.kill("SIGKILL")
@@ -185,7 +185,7 @@ describe("SIGKILL at each save point of a tool turn, then restart", () => {
         expect((yield* server.requests).length).toBe(requestsBefore)
 
         // 3. The next question's context holds nothing of the interrupted turn.
-        yield* second.write(`${FOLLOW_UP}\n`)
+        yield* second.write(`${FOLLOW_UP}\r`)
         yield* second.waitFor("Assistant> Nothing I know of.\n")
         yield* second.waitFor("You> ")
         const log = yield* server.requests
@@ -215,9 +215,9 @@ describe("SIGKILL at each save point of a tool turn, then restart", () => {
         ResponsesServer.textResponse("You asked me to append a marker.")
       ])
       const { mino } = yield* startReady(box, server.url)
-      yield* mino.write(`${QUESTION}\n`)
+      yield* mino.write(`${QUESTION}\r`)
       yield* mino.waitFor("Approve this operation? [y/N] ")
-      yield* mino.write("y\n")
+      yield* mino.write("y\r")
       yield* mino.waitFor("Assistant> The marker was appended.\n")
       // The prompt comes back only after turn_end is saved.
       yield* mino.waitFor("You> ")
@@ -229,7 +229,7 @@ describe("SIGKILL at each save point of a tool turn, then restart", () => {
       const { mino: second } = yield* restart(box, server.url, undefined)
       expect(sessionRecords(box)).toEqual(saved)
       expect((yield* server.requests).length).toBe(2)
-      yield* second.write(`${FOLLOW_UP}\n`)
+      yield* second.write(`${FOLLOW_UP}\r`)
       yield* second.waitFor("Assistant> You asked me to append a marker.\n")
       yield* second.waitFor("You> ")
       const last = (yield* requestsReceived(server, 3)).at(-1)

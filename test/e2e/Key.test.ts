@@ -56,8 +56,8 @@ const results = (input: ReadonlyArray<Json>): ReadonlyArray<Json> =>
   })
 
 // Prints Mino's own environment, as any command running with the user's uid can (the command's
-// parent is Mino's spawner, whose parent is the lifeline watcher, whose parent is Mino).
-const READ_BACK = "read -r _ _ _ w _ < /proc/$PPID/stat; read -r _ _ _ m _ < /proc/$w/stat; tr '\\0' '\\n' < /proc/$m/environ | grep '^OPENAI_API_KEY='"
+// parent is Mino).
+const READ_BACK = "tr '\\0' '\\n' < /proc/$PPID/environ | grep '^OPENAI_API_KEY='"
 
 describe("the API key", () => {
   it.scopedLive("a call whose arguments carry the key is refused before the prompt, even spelled with JSON escapes", () =>
@@ -73,7 +73,7 @@ describe("the API key", () => {
         ResponsesServer.textResponse("Understood.")
       ])
       const mino = yield* startWithKey(box, server.url, API_KEY)
-      yield* mino.write("Use my key.\n")
+      yield* mino.write("Use my key.\r")
       yield* mino.waitFor("Assistant> Understood.")
       yield* mino.waitFor("You> ")
       const screen = yield* mino.screen
@@ -106,13 +106,13 @@ describe("the API key", () => {
         ResponsesServer.textResponse("Second answer.")
       ])
       const mino = yield* startWithKey(box, server.url, `${API_KEY}\n`)
-      yield* mino.write("What is in your environment?\n")
+      yield* mino.write("What is in your environment?\r")
       yield* mino.waitFor("Approve this operation? [y/N] ")
-      yield* mino.write("y\n")
+      yield* mino.write("y\r")
       yield* mino.waitFor("[Tool result: completed; exit code 0]\nOPENAI_API_KEY=[redacted]\n")
       yield* mino.waitFor("You> ")
       // A second turn: its request replays the first from memory, as a restart would from disk.
-      yield* mino.write("And now?\n")
+      yield* mino.write("And now?\r")
       yield* mino.waitFor("Second answer.")
       yield* mino.waitFor("You> ")
 
@@ -133,6 +133,9 @@ describe("the API key", () => {
       yield* mino.write("\x04")
       yield* mino.exited
     }), 60_000)
+})
+
+describe("the API key: files and short keys", () => {
   it.scopedLive("an AGENTS.md linked to /proc/self/environ, or holding the key: one warning line, and neither is ever sent", () =>
     Effect.gen(function*() {
       const variants: ReadonlyArray<readonly [string, (file: string) => void, RegExp]> = [
@@ -145,7 +148,7 @@ describe("the API key", () => {
         const server = yield* scriptedServer([ResponsesServer.textResponse("Hello.")])
         const mino = yield* Pty.spawn({ argv: [process.execPath, BIN], env: environment(box, server.url), cwd: box.cwd })
         const opening = yield* mino.waitFor("You> ")
-        yield* mino.write("hi\n")
+        yield* mino.write("hi\r")
         yield* mino.waitFor("Assistant> Hello.")
         const [request] = yield* requestsReceived(server, 1)
         const instructions = String(request === undefined ? "" : bodyOf(request)["instructions"])
@@ -155,28 +158,39 @@ describe("the API key", () => {
         expect(fs.readFileSync(sessionFile(box), "utf8")).not.toContain(API_KEY)
       }
     }), 60_000)
-  it.scopedLive("a key too short to redact (a local server's `ollama`) is still sent, and Mino says once, at start, that it cannot be redacted", () =>
+  it.scopedLive("a key too short to redact (a local server's `ollama`) is still sent; for a server on loopback nothing is said (issue 29)", () =>
     Effect.gen(function*() {
       const box = yield* sandbox
       const server = yield* scriptedServer([ResponsesServer.textResponse("Hi."), ResponsesServer.textResponse("Again.")])
       const mino = yield* Pty.spawn({ argv: [process.execPath, BIN], env: { ...environment(box, server.url), OPENAI_API_KEY: "ollama" }, cwd: box.cwd })
-      const opening = yield* mino.waitFor("You> ")
-      yield* mino.write("hello\n")
+      yield* mino.waitFor("You> ")
+      yield* mino.write("hello\r")
       yield* mino.waitFor("Assistant> Hi.")
-      yield* mino.write("again\n")
+      yield* mino.write("again\r")
       yield* mino.waitFor("Assistant> Again.")
       yield* mino.waitFor("You> ")
       const [first] = yield* requestsReceived(server, 2)
       expect(first?.headers["authorization"]).toBe("Bearer ollama")
+      expect(yield* mino.screen).not.toContain("the API key is shorter than 8 characters")
+    }), 60_000)
+
+  it.scopedLive("a key too short to redact for an endpoint off this machine: Mino says once, at start, that it cannot be redacted", () =>
+    Effect.gen(function*() {
+      const box = yield* sandbox
+      // TEST-NET-1 (RFC 5737), never routed: nothing is sent before a question.
+      const mino = yield* Pty.spawn({ argv: [process.execPath, BIN], env: { ...environment(box, "http://192.0.2.1:9/v1"), OPENAI_API_KEY: "ollama" }, cwd: box.cwd })
+      const opening = yield* mino.waitFor("You> ")
       const warning = "the API key is shorter than 8 characters, so Mino cannot tell it from ordinary text and will not redact it"
       expect(opening.indexOf(warning)).toBeGreaterThanOrEqual(0)
       expect(opening.indexOf(warning)).toBeLessThan(opening.indexOf("Mino 0."))
       expect((yield* mino.screen).split(warning).length).toBe(2)
     }), 60_000)
+})
 
+describe("the API key: a library user's", () => {
   it.live("a library user's key too short to redact is still sent, and the layer says so once, as a warning through Effect's logger", () =>
     Effect.gen(function*() {
-      const warnings = (key: string, protectKey?: boolean) =>
+      const warnings = (key: string, protectKey?: boolean, hostAs: string | null = "api.example.com") =>
         Effect.gen(function*() {
           const server = yield* ResponsesServer.make(() => Effect.succeed(ResponsesServer.textResponse("Hi.")))
           const logged: Array<string> = []
@@ -185,7 +199,8 @@ describe("the API key", () => {
             Effect.provide(Mino.layer({
               apiKey: key,
               ...(protectKey === undefined ? {} : { protectKey }),
-              endpoint: { baseURL: server.url, maxRetries: 0 },
+              // Classified as a host off this machine (hostAs), as the client would classify it.
+              endpoint: { baseURL: server.url, maxRetries: 0, ...(hostAs === null ? {} : { hostAs }) },
               session: "memory",
               approver: Approver.layerStatic(() => false)
             })),
@@ -199,6 +214,8 @@ describe("the API key", () => {
       expect(yield* warnings(API_KEY)).toEqual({ status: "completed", sent: `Bearer ${API_KEY}`, logged: [] })
       // A placeholder the user says is no secret (the demo's) is not warned about.
       expect(yield* warnings("x", false)).toEqual({ status: "completed", sent: "Bearer x", logged: [] })
+      // A placeholder for a server on loopback goes nowhere else: nothing to warn about (issue 29).
+      expect(yield* warnings("ollama", undefined, null)).toEqual({ status: "completed", sent: "Bearer ollama", logged: [] })
     }))
 
   it.scopedLive("an endpoint's malformed event data, which the SDK prints raw for a thread event, never reaches the terminal: one line in Mino's words", () =>
@@ -213,11 +230,11 @@ describe("the API key", () => {
       const mino = yield* Pty.spawn({ argv: [process.execPath, BIN], env: environment(box, server.url), cwd: box.cwd })
       yield* mino.waitFor("You> ")
       for (const question of ["first", "second"]) {
-        yield* mino.write(`${question}\n`)
+        yield* mino.write(`${question}\r`)
         yield* mino.waitFor("Turn failed: model stream sent malformed data: an event whose data is not JSON")
         yield* mino.waitFor("You> ")
       }
-      yield* mino.write("third\n")
+      yield* mino.write("third\r")
       yield* mino.waitFor("Assistant> Fine.")
       yield* mino.waitFor("You> ")
       const screen = yield* mino.screen

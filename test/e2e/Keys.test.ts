@@ -80,7 +80,7 @@ const typedAhead = (keys: string) =>
       ResponsesServer.textResponse("Not run.")
     ])
     const { mino } = yield* startReady(box, server.url)
-    yield* mino.write("make a file\n")
+    yield* mino.write("make a file\r")
     yield* requestsReceived(server, 1)
     yield* mino.write(keys)
     // Give mino time to read the keys from the terminal, as it would long before a real reply.
@@ -188,6 +188,41 @@ describe("Mino owns the terminal's input", () => {
       expect(requests.length).toBe(3)
       expect(lastUserText(requests[2]!)).toBe("alpha question")
       expect(questions(sessionRecords(box))).toEqual(["alpha question", "beta question", "alpha question"])
+    }), 60_000)
+
+  it.scopedLive("readline's keys: Ctrl+R finds an earlier question and Enter asks it; Ctrl+J and Alt+Enter give a question of several lines; Alt+B, Alt+D, Ctrl+Y edit by words", () =>
+    Effect.gen(function*() {
+      const box = yield* sandbox
+      const server = yield* scriptedServer([
+        ResponsesServer.textResponse("A."),
+        ResponsesServer.textResponse("B."),
+        ResponsesServer.textResponse("C."),
+        ResponsesServer.textResponse("D.")
+      ])
+      const { mino } = yield* startReady(box, server.url)
+      // Ctrl+J (LF) and Alt+Enter (ESC CR) are line breaks; Enter (CR) sends.
+      yield* mino.write("first line\nsecond line\u001b\rthird\r")
+      yield* mino.waitFor("Assistant> A.")
+      yield* mino.waitFor("You> ")
+      yield* mino.write("git status please\r")
+      yield* mino.waitFor("Assistant> B.")
+      yield* mino.waitFor("You> ")
+      // Ctrl+R, "first": the prompt says it searches, the line shows the question found; Enter asks it.
+      yield* mino.write("\x12first")
+      yield* mino.waitFor("(reverse-i-search)'first': ")
+      yield* mino.write("\r")
+      yield* mino.waitFor("Assistant> C.")
+      yield* mino.waitFor("You> ")
+      // "one two three", Alt+B Alt+B (before "two"), Alt+D cuts "two", Ctrl+E, Ctrl+Y puts it at the end.
+      yield* mino.write("one two three\u001bb\u001bb\u001bd\x05\x19\r")
+      yield* mino.waitFor("Assistant> D.")
+      yield* mino.waitFor("You> ")
+      yield* mino.write("\x04")
+      yield* exitsWith(mino, { code: 0, signal: null })
+      const multi = "first line\nsecond line\nthird"
+      expect(questions(sessionRecords(box))).toEqual([multi, "git status please", multi, "one  threetwo"])
+      const requests = yield* server.requests
+      expect(requests.map(lastUserText)).toEqual([multi, "git status please", multi, "one  threetwo"])
     }), 60_000)
 
   it.scopedLive("TERM=dumb gets plain text: no escape sequence at all in the raw output, editing and approval included", () =>

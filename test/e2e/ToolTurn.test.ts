@@ -58,7 +58,7 @@ describe("a bash tool turn in a terminal", () => {
       const server = yield* scriptedServer([toolCall, ResponsesServer.textResponse("This computer has Go 1.27.1.")])
       const { mino } = yield* startReady(box, server.url)
 
-      yield* mino.write(`${QUESTION}\n`)
+      yield* mino.write(`${QUESTION}\r`)
       const approval = yield* mino.waitFor("Approve this operation? [y/N] ")
       // An empty `Assistant>` (the response was only a tool call), then the approval screen.
       expect(approval).toContain("Assistant>\n[Tool: bash]\nCommand: \"echo go1.27.1-marker\"\n")
@@ -72,7 +72,7 @@ describe("a bash tool turn in a terminal", () => {
       // Waiting for the decision: nothing has gone back to the model.
       expect((yield* server.requests).length).toBe(1)
 
-      yield* mino.write("y\n")
+      yield* mino.write("y\r")
       yield* mino.waitFor("[Tool result: completed; exit code 0]\ngo1.27.1-marker\n")
       yield* mino.waitFor("Assistant> This computer has Go 1.27.1.\n")
       yield* mino.waitFor("You> ")
@@ -127,10 +127,10 @@ describe("a bash tool turn in a terminal", () => {
         ])
         const { mino } = yield* startReady(box, server.url)
 
-        yield* mino.write(`${QUESTION}\n`)
+        yield* mino.write(`${QUESTION}\r`)
         yield* mino.waitFor("Command: \"touch denied-marker\"\n")
         yield* mino.waitFor("Approve this operation? [y/N] ")
-        yield* mino.write(`${answer}\n`)
+        yield* mino.write(`${answer}\r`)
         const shown = yield* mino.waitFor("Assistant> I could not check, because the command was not approved.\n")
         expect(shown).toMatch(/\n\[Tool result: denied\]\n/)
         yield* mino.waitFor("You> ")

@@ -16,7 +16,7 @@ describe("torn session file", () => {
       const box = yield* sandbox
       const server = yield* scriptedServer([ResponsesServer.textResponse("First answer."), ResponsesServer.textResponse("Second answer.")])
       const { mino: first } = yield* startReady(box, server.url)
-      yield* first.write("first question\n")
+      yield* first.write("first question\r")
       yield* first.waitFor("Assistant> First answer.\n")
       yield* first.waitFor("You> ")
       yield* first.write("\x04")
@@ -30,7 +30,7 @@ describe("torn session file", () => {
       // The notice is broken at word boundaries to the terminal's width: read it as one line.
       expect(opening.replace(/\s+/g, " ")).toMatch(/^The last record of the session file was cut short by a crash while it was being written; it was set aside in \S+\.set-aside-\S+\. Every complete record was kept\. .*Mino /)
       expect(fs.readFileSync(file, "utf8")).toBe(committed)
-      yield* second.write("second question\n")
+      yield* second.write("second question\r")
       yield* second.waitFor("Assistant> Second answer.\n")
       const context = inputOf((yield* server.requests)[1]!)
       expect(context.map((item) => item["type"])).toEqual(["message", "message", "message"])

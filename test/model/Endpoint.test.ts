@@ -141,8 +141,8 @@ describe("mino --help", () => {
   it("names nothing an endpoint needs beyond OPENAI_BASE_URL and OPENAI_API_KEY", async () => {
     const Help = await import("../../src/cli/Help.js")
     const environment = Help.text().split("\nEnvironment:\n")[1]?.split("\n\n")[0] ?? ""
-    // Every variable Mino reads is listed (issue 17: HOME and the code cache's too); none is an endpoint's.
-    expect(environment.split("\n").map((line) => line.trim().split(/\s+/)[0])).toEqual(["OPENAI_API_KEY", "OPENAI_BASE_URL", "MINO_MODEL", "NO_COLOR", "TERM", "HOME", "XDG_CACHE_HOME"])
+    // Every variable Mino reads is listed (issue 17: HOME and the code cache's too; issue 29: a gateway's headers); none is an endpoint's.
+    expect(environment.split("\n").map((line) => line.trim().split(/\s+/)[0])).toEqual(["OPENAI_API_KEY", "OPENAI_BASE_URL", "MINO_MODEL", "MINO_HEADERS", "NO_COLOR", "TERM", "HOME", "XDG_CACHE_HOME"])
     expect(Help.text()).not.toMatch(/AZURE|API_VERSION|api-version|OPENAI_ORG|OLLAMA_|LM_STUDIO|OPENROUTER_|XAI_/)
   })
 })

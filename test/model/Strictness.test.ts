@@ -54,7 +54,7 @@ describe("an output message must be the assistant's, finished", () => {
     ["role developer", (message) => ({ ...message, role: "developer" }), /role "developer", not assistant$/],
     ["no role", ({ role: _role, ...message }) => message, /role null, not assistant$/],
     ["status incomplete", (message) => ({ ...message, status: "incomplete" }), /^invalid response: the model sent a message whose status is "incomplete", not completed$/],
-    ["status in_progress", (message) => ({ ...message, status: "in_progress" }), /status is "in_progress", not completed$/]
+    ["status failed", (message) => ({ ...message, status: "failed" }), /status is "failed", not completed$/]
   ]
   for (const [name, edit, line] of invalid) {
     it.scopedLive(`a message with ${name}: nothing runs, one line, never replayed, kept in the file`, () =>
@@ -79,6 +79,32 @@ describe("an output message must be the assistant's, finished", () => {
         expect(inputOf(requests[1]!)).toEqual([{ type: "message", role: "user", content: [{ type: "input_text", text: "second" }] }])
       }))
   }
+
+  it.scopedLive("a message left in_progress inside a completed response (Hugging Face's router) is finished text: its call runs", () =>
+    Effect.gen(function*() {
+      const home = tempDir("strict")
+      const ran: Array<string> = []
+      const reply = editOutput(ResponsesServer.toolCallResponse([echo("c1")], { message: { text: "Let me check." } }), (output) =>
+        output.map((item) => (item["type"] === "message" ? { ...item, status: "in_progress" } : item)))
+      const server = yield* scriptedModel([reply, ResponsesServer.textResponse("done")])
+      const result = yield* withAgent({ home, url: server.url, tools: [EchoTool.make((text) => void ran.push(text))] }, turn("go"))
+      expect(result.outcome.status).toBe("completed")
+      expect(ran).toEqual(["ran"])
+      // Saved verbatim, status and all.
+      expect(sessionLines(home)[1]!["output"]).toEqual(completedOutput(reply))
+    }))
+
+  it.scopedLive("a call left in_progress inside a completed response still fails it: nothing runs", () =>
+    Effect.gen(function*() {
+      const ran: Array<string> = []
+      const reply = editOutput(ResponsesServer.toolCallResponse([echo("c1")], { message: { text: "Let me check." } }), (output) =>
+        output.map((item) => (item["type"] === "function_call" ? { ...item, status: "in_progress" } : item)))
+      const server = yield* scriptedModel([reply])
+      const result = yield* withAgent({ home: tempDir("strict"), url: server.url, tools: [EchoTool.make((text) => void ran.push(text))] }, turn("go"))
+      expect(result.outcome.status).toBe("failed")
+      expect(result.outcome.reason).toMatch(/^invalid response: tool call "c1" is "in_progress", not completed$/)
+      expect(ran).toEqual([])
+    }))
 
   it.scopedLive("a message whose status is null (pydantic's absent) is accepted", () =>
     Effect.gen(function*() {
@@ -182,7 +208,7 @@ describe("an adaptation on the screen", () => {
       const { NO_COLOR: _off, ...env } = environment(box, server.url)
       const mino = yield* Pty.spawn({ argv: [process.execPath, BIN, "-m", model], env, cwd: box.cwd, columns: 80, rows: 24 })
       yield* mino.waitFor("You> ")
-      yield* mino.write("hello\n")
+      yield* mino.write("hello\r")
       yield* mino.waitFor("Answered without it.")
       yield* mino.write("\u0004")
       yield* exitsWith(mino, { code: 0, signal: null })

@@ -226,9 +226,9 @@ export const killGroup = (pgid: number): void => {
  */
 export const approvedGroup = (box: Sandbox, mino: Pty.Pty, question: string, members: number) =>
   Effect.gen(function*() {
-    yield* mino.write(`${question}\n`)
+    yield* mino.write(`${question}\r`)
     yield* mino.waitFor("Approve this operation? [y/N] ")
-    yield* mino.write("y\n")
+    yield* mino.write("y\r")
     const group = yield* pidFrom(path.join(box.cwd, "bash.pid"))
     yield* Effect.addFinalizer(() => Effect.sync(() => killGroup(group)))
     yield* eventually(`${members} processes in group ${group}`, 10_000, Effect.sync(() => groupMembers(group).length >= members || undefined))

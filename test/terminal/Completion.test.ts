@@ -6,10 +6,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
-import type { Input } from "../../src/terminal/input/KeyDecoder.js"
+import type { Typed } from "../../src/terminal/input/KeyDecoder.js"
 import * as LineEditor from "../../src/terminal/input/LineEditor.js"
-
-type Typed = Exclude<Input, { readonly _tag: "Stop" }>
 
 const COMMANDS = ["/clear", "/exit", "/help", "/log", "/model ", "/new", "/sessions", "/status"]
 const TAB: Typed = { _tag: "Key", name: "tab", ctrl: false, meta: false }

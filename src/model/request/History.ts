@@ -181,7 +181,8 @@ export class History {
    * copies them once.
    */
   request(family: Endpoint.Family, withoutReasoningBefore = 0): RequestText {
-    const before = Math.min(withoutReasoningBefore, this.turns)
+    // Infinity: no turn's reasoning, a shape that stays the same as turns are added.
+    const before = Number.isFinite(withoutReasoningBefore) ? Math.min(withoutReasoningBefore, this.turns) : Infinity
     const key = `${family} ${before}`
     if (this.assembled?.key !== key) this.assembled = { key, pieces: 0, bytes: Buffer.alloc(0), used: 0 }
     const assembled = this.assembled

@@ -5,7 +5,9 @@
  * parsing or stringifying the conversation again, and no string of the whole
  * history is ever made. Every item goes back as the endpoint takes it
  * (`Endpoint.replay`); `store: false`, `parallel_tool_calls: false`, streaming,
- * and `include` of encrypted reasoning unless the endpoint refused it.
+ * and `include` of encrypted reasoning unless the endpoint refused it; reasoning
+ * items and the optional fields are left out once an endpoint refused them
+ * (Adaptation.ts).
  */
 import type { ToolDefinition } from "../../tools/Tool.js"
 import * as BodyBuffers from "./BodyBuffers.js"
@@ -37,7 +39,13 @@ export interface Shape {
   readonly include: boolean
   /** The history's first turns sent without their reasoning. */
   readonly withoutReasoningBefore: number
+  /** Whether reasoning items are sent at all (false: none, of any turn, this one's included). Default true. */
+  readonly reasoning?: boolean
+  /** Whether the fields a request can do without are sent (`store`, `include`, `parallel_tool_calls`). Default true. */
+  readonly optional?: boolean
 }
+
+const notReasoning = (item: ResponseItem): boolean => item["type"] !== "reasoning"
 
 /**
  * The body writer for an endpoint of `family`. The instructions and tools are the
@@ -60,12 +68,16 @@ export const writer = (family: Endpoint.Family) => {
     return { instructions: instructionsJson, tools }
   }
   return (request: ModelRequest, shape: Shape): Buffer => {
-    const history = request.history?.request(family, shape.withoutReasoningBefore)
-    const current = joined(Endpoint.replay(family, request.input))
+    const reasoning = shape.reasoning !== false && shape.optional !== false
+    const history = request.history?.request(family, reasoning ? shape.withoutReasoningBefore : Infinity)
+    const current = joined(Endpoint.replay(family, reasoning ? request.input : request.input.filter(notReasoning)))
     const { instructions, tools } = constant(request)
     const head = `{"model":${JSON.stringify(request.model)},"instructions":${instructions},"input":[`
+    const optional = shape.optional === false
+      ? ""
+      : `"store":false,${shape.include ? `"include":["reasoning.encrypted_content"],` : ""}"parallel_tool_calls":false,`
     const rest = `${history !== undefined && history.bytes > 0 && current.length > 0 ? "," : ""}${current}],"tools":${tools},` +
-      `"store":false,${shape.include ? `"include":["reasoning.encrypted_content"],` : ""}"parallel_tool_calls":false,"stream":true}`
+      `${optional}"stream":true}`
     const headBytes = Buffer.byteLength(head)
     const historyBytes = history?.bytes ?? 0
     const body = BodyBuffers.take(headBytes + historyBytes + Buffer.byteLength(rest))

@@ -5,7 +5,7 @@
  * to write now and the renderer that follows; `end` finishes the last line.
  *
  * - Escape first, style after: every piece of the model's text passes through
- *   `Escape.forDisplay` before it is written; the only escape sequences in the
+ *   `Escape.forDisplayPiece` before it is written; the only escape sequences in the
  *   output are the SGR styles chosen here. No OSC 8 hyperlink is written: a link
  *   shows its URL as text, `text (url)`.
  * - Append-only: nothing is redrawn and the cursor never moves, so a line the
@@ -19,11 +19,15 @@
  * - Fenced code is verbatim (no inline markup, no re-wrapping) behind a gutter.
  * - Unstyled (`styled: false`: `NO_COLOR`, `TERM=dumb`, output not a terminal)
  *   the text is written as the model wrote it, escaped, markers and all.
+ * - Styled or not, the model's text cannot pass for Mino's own screen: a line
+ *   that reads like one of Mino's is drawn behind a marker, and a long run of
+ *   combining marks is escaped however the stream was cut (`SetApart`).
  *
  * A subset of CommonMark/GFM, line by line: what is not recognised is shown as
  * written. Setext headings, indented code, tables and HTML stay as text.
  */
 import * as Escape from "../../security/Escape.js"
+import * as SetApart from "./SetApart.js"
 
 /** How far (in UTF-16 units) an opening marker looks for its closer, by default. */
 export const SPAN_LIMIT = 600
@@ -61,6 +65,8 @@ export interface Renderer {
   readonly before: string
   /** The SGR parameters in effect on the screen (`""`: none). */
   readonly sgr: Sgr
+  /** The last stage: lines that read like Mino's own set apart, runs of marks escaped. */
+  readonly apart: SetApart.Filter
 }
 
 export interface Rendered {
@@ -75,11 +81,21 @@ export const make = (options: Options): Renderer => ({
   layout: undefined,
   pending: "",
   before: "",
-  sgr: ""
+  sgr: "",
+  apart: SetApart.make(options.styled)
 })
 
+/** `rendered`'s output through the last stage. */
+const setApart = (rendered: Rendered, last = false): Rendered => {
+  const step = SetApart.feed(rendered.renderer.apart, rendered.output)
+  const tail = last ? SetApart.end(step.filter) : { filter: step.filter, output: "" }
+  return { renderer: { ...rendered.renderer, apart: tail.filter }, output: step.output + tail.output }
+}
+
 /** Renders `text`, the next piece of the model's text. */
-export const feed = (renderer: Renderer, text: string): Rendered => {
+export const feed = (renderer: Renderer, text: string): Rendered => setApart(draw(renderer, text))
+
+const draw = (renderer: Renderer, text: string): Rendered => {
   if (!renderer.styled) return plain(renderer, renderer.pending + text)
   const pieces = text.split("\n")
   let state = renderer
@@ -95,9 +111,14 @@ export const feed = (renderer: Renderer, text: string): Rendered => {
 /** Finishes the last line (as if it were complete, without a newline); the renderer after it starts afresh. */
 export const end = (renderer: Renderer): Rendered => {
   const fresh = make(renderer)
-  if (!renderer.styled) return { renderer: fresh, output: Escape.forDisplay(renderer.pending) }
+  const finished = setApart({ renderer, output: finish(renderer) }, true)
+  return { renderer: fresh, output: finished.output }
+}
+
+const finish = (renderer: Renderer): string => {
+  if (!renderer.styled) return Escape.forDisplayPiece(renderer.pending)
   const last = renderer.layout === undefined && renderer.pending === "" ? { renderer, output: "" } : line(renderer, "", true)
-  return { renderer: fresh, output: last.output + reset(last.renderer.sgr) }
+  return last.output + reset(last.renderer.sgr)
 }
 
 // ---------------------------------------------------------------------------
@@ -147,7 +168,7 @@ const emit = (sgr: Sgr, runs: ReadonlyArray<Run>): { readonly sgr: Sgr; readonly
       output += reset(current) + (run.sgr === "" ? "" : `\u001b[${run.sgr}m`)
       current = run.sgr
     }
-    output += Escape.forDisplay(run.text)
+    output += Escape.forDisplayPiece(run.text)
   }
   return { sgr: current, output }
 }
@@ -169,7 +190,7 @@ const plain = (renderer: Renderer, text: string): Rendered => {
   const keep = isHighSurrogate(text.at(-1)) ? 1 : 0
   return {
     renderer: { ...renderer, pending: text.slice(text.length - keep) },
-    output: Escape.forDisplay(text.slice(0, text.length - keep))
+    output: Escape.forDisplayPiece(text.slice(0, text.length - keep))
   }
 }
 
@@ -195,7 +216,7 @@ const line = (renderer: Renderer, piece: string, complete: boolean): Rendered =>
   }
   // (`fence` is passed each time: a closing fence passes `undefined`, which a default would replace.)
   const after = (waiting: string, fence: Fence | undefined): Rendered => ({
-    renderer: { styled: renderer.styled, spanLimit: renderer.spanLimit, fence, layout, pending: waiting, before, sgr },
+    renderer: { styled: renderer.styled, spanLimit: renderer.spanLimit, fence, layout, pending: waiting, before, sgr, apart: renderer.apart },
     output
   })
   if (layout === undefined) {

@@ -170,12 +170,16 @@ describe("the configuration file", () => {
     Effect.gen(function*() {
       const box = yield* sandbox
       const server = yield* scriptedServer(["one", "two"].map((text) => ResponsesServer.textResponse(text)))
-      writeConfig(box, { model: "from-file", endpoint: server.url })
+      writeConfig(box, { model: "from-file", endpoint: server.url, headers: { "cf-aig-authorization": "Bearer gateway-token-0123" } })
       const { OPENAI_BASE_URL: _, ...env } = environment(box, "unused")
       const fromFile = yield* runPlain([], env, box.cwd, "hello\n")
       expect(fromFile.code).toBe(0)
       const help = yield* runPlain(["--help"], env, box.cwd)
       expect(help.stdout).toMatch(/^ {2}model +from-file \(from ~\/\.mino\/config\.json\)$/m)
+      // Headers by name only, never their values.
+      expect(help.stdout).toMatch(/^ {2}headers +cf-aig-authorization \(from ~\/\.mino\/config\.json\)$/m)
+      expect(help.stdout).not.toContain("gateway-token-0123")
+      expect((yield* server.requests)[0]?.headers["cf-aig-authorization"]).toBe("Bearer gateway-token-0123")
       expect(help.stdout).toMatch(new RegExp(`^ {2}endpoint +${server.url.replace(/[.]/g, "\\.")} \\(from ~/\\.mino/config\\.json\\)$`, "m"))
 
       const overridden = yield* runPlain([], { ...env, MINO_MODEL: "from-env" }, box.cwd, "hello\n")

@@ -7,11 +7,13 @@
 import { makeRunMain } from "@effect/platform/Runtime"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Arguments from "./cli/Arguments.js"
 import { chat, ExitWith } from "./cli/Chat.js"
 import * as CodeCache from "./cli/CodeCache.js"
+import * as ConfigFile from "./cli/ConfigFile.js"
 import type * as Print from "./cli/Print.js"
 import * as Escape from "./security/Escape.js"
 import { StopSignals } from "./StopSignals.js"
@@ -20,10 +22,19 @@ import { StopSignals } from "./StopSignals.js"
 const printing = <E>(command: (print: typeof Print) => Effect.Effect<void, E>) =>
   Effect.flatMap(Effect.promise(() => import("./cli/Print.js")), command)
 
+/** `~/.mino/config.json` under the environment (`ConfigFile`): a file it refuses is one line, exit 2. */
+const configured = <A, E, R>(use: (loaded: ConfigFile.Loaded) => Effect.Effect<A, E, R>) =>
+  Effect.suspend((): Effect.Effect<A, E | ExitWith, R> =>
+    Either.match(ConfigFile.load(process.env), {
+      onLeft: (line) => Effect.fail(new ExitWith({ code: 2, message: `mino: ${line}.` })),
+      onRight: (loaded) => Effect.withConfigProvider(use(loaded), loaded.provider)
+    })
+  )
+
 const dispatch = (invocation: Arguments.Invocation) => {
   switch (invocation._tag) {
     case "Help":
-      return printing((print) => print.help)
+      return printing((print) => print.help(Either.getOrElse(Either.mapLeft(ConfigFile.load(process.env), (refused) => ({ refused })), (loaded) => loaded)))
     case "Version":
       return printing((print) => print.version)
     case "Completions":
@@ -32,7 +43,7 @@ const dispatch = (invocation: Arguments.Invocation) => {
     case "Sessions":
       return printing((print) => print.log(invocation))
     case "Chat":
-      return Effect.provide(chat(invocation, CodeCache.configurationChecked), StopSignals.layerProcess)
+      return configured((loaded) => Effect.provide(chat(invocation, CodeCache.configurationChecked, loaded), StopSignals.layerProcess))
   }
 }
 

@@ -74,6 +74,15 @@ const interruptedTurn: Closing = {
   unstarted: ToolResult.make("not_executed", "The turn stopped before this call was executed.")
 }
 
+/** A completed response as saved: its items verbatim, and the tokens the endpoint reported for it, if any. */
+const responseRecord = (turnId: string, response: CompletedResponse): SessionRecord => ({
+  type: "model_response",
+  turn_id: turnId,
+  response_id: response.id,
+  output: response.output,
+  ...(response.usage === undefined ? {} : { usage: response.usage })
+})
+
 /** The view of a turn with nothing saved yet. */
 const emptyTurn = (turnId: string): OpenTurn => ({ turnId, items: [], callIds: new Set(), requests: 0, unfinished: [], toolTurn: false, firstLine: 0 })
 
@@ -201,7 +210,7 @@ const steps = (parts: Parts, turn: Turn, input: string, saved: Effect.Effect<Ope
       const before = yield* saved
       const response = yield* unlessStopped(turn, request(parts, before.items, turn.emit))
       const batch = validate(response.output, before.callIds)
-      yield* turn.save({ type: "model_response", turn_id: turn.turnId, response_id: response.id, output: response.output })
+      yield* turn.save(responseRecord(turn.turnId, response))
       yield* turn.emit({ _tag: "ModelResponded" })
       if (Either.isLeft(batch)) return yield* new TurnEndsEarly({ status: "failed", reason: `invalid response: ${batch.left}` })
       if (batch.right.length === 0) return

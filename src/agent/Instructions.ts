@@ -30,18 +30,32 @@ When you have the answer, reply in plain text without calling a tool.`
 /** The largest `AGENTS.md` Mino reads. */
 export const MAX_AGENTS_BYTES = 64 * 1024
 
+/** What became of the project's `AGENTS.md`: sent, absent, empty, or ignored and why. */
+export type AgentsFile =
+  | { readonly _tag: "Used"; readonly bytes: number }
+  | { readonly _tag: "None" }
+  | { readonly _tag: "Empty" }
+  | { readonly _tag: "Ignored"; readonly why: string }
+
 export interface Loaded {
   readonly text: string
   /** One line for the user when `AGENTS.md` exists but was ignored. */
   readonly warning?: string
+  /** What became of `AGENTS.md` (the banner and `/status` say it). */
+  readonly agents: AgentsFile
 }
 
 export const load = (directory: string): Effect.Effect<Loaded, never, Secrets> =>
   Effect.map(Secrets, (secrets) => {
     const path = Path.join(directory, "AGENTS.md")
     const project = readAgents(path, directory, secrets)
-    if (typeof project !== "string") return project === undefined ? { text: BUILT_IN } : { text: BUILT_IN, warning: `mino: ${Escape.forValue(path)} ${project.ignored}; it was ignored.` }
-    return project.trim().length > 0 ? { text: `${BUILT_IN}\n\n# Project instructions (AGENTS.md)\n\n${project}` } : { text: BUILT_IN }
+    if (project === undefined) return { text: BUILT_IN, agents: { _tag: "None" } }
+    if (typeof project !== "string") {
+      return { text: BUILT_IN, warning: `mino: ${Escape.forValue(path)} ${project.ignored}; it was ignored.`, agents: { _tag: "Ignored", why: project.ignored } }
+    }
+    return project.trim().length > 0
+      ? { text: `${BUILT_IN}\n\n# Project instructions (AGENTS.md)\n\n${project}`, agents: { _tag: "Used", bytes: Buffer.byteLength(project) } }
+      : { text: BUILT_IN, agents: { _tag: "Empty" } }
   })
 
 /**

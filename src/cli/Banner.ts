@@ -4,6 +4,7 @@
  * one, and, when none was started in this directory yet, that others exist
  * elsewhere and how to list them.
  */
+import type { AgentsFile } from "../agent/Instructions.js"
 import type { Which } from "../session/directory/Conversations.js"
 import type { ConversationInfo } from "../session/SessionStore.js"
 import * as Escape from "../security/Escape.js"
@@ -42,3 +43,28 @@ export const conversationLine = (info: ConversationInfo, options: BannerOptions)
   const another = options.which === "newest" ? `; \`mino${demo} --new\` starts another` : ""
   return `Continuing the conversation started${where} ${when(info.startedAt)} (${plural(info.turns, "turn")}${unrecorded}), saved in ${file}${another}.`
 }
+
+/** What the banner says of where the chat is: the endpoint when it is not OpenAI's (host and port), and AGENTS.md. */
+export interface Where {
+  /** `host:port` of an endpoint that is not OpenAI's (escaped already); undefined for OpenAI's. */
+  readonly elsewhere: string | undefined
+  readonly endpointFrom: string
+  readonly agents: AgentsFile
+}
+
+const agentsLine = (agents: AgentsFile): string => {
+  switch (agents._tag) {
+    case "Used":
+      return "AGENTS.md is used."
+    case "None":
+      return "No AGENTS.md here."
+    case "Empty":
+      return "AGENTS.md is empty."
+    case "Ignored":
+      return "AGENTS.md is ignored (see above)."
+  }
+}
+
+/** The banner's line on where the chat is: `Endpoint 127.0.0.1:8080 (from OPENAI_BASE_URL). AGENTS.md is used.` */
+export const whereLine = (where: Where): string =>
+  `${where.elsewhere === undefined ? "" : `Endpoint ${where.elsewhere} (${where.endpointFrom}). `}${agentsLine(where.agents)} /status says more.`

@@ -9,6 +9,7 @@
  * on stderr and an exit code, for `main.ts`.
  */
 import * as Fs from "node:fs"
+import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
@@ -17,20 +18,27 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { Agent } from "../agent/Agent.js"
+import type * as Scope from "effect/Scope"
+import { Agent, type AgentShape } from "../agent/Agent.js"
 import * as Instructions from "../agent/Instructions.js"
 import * as MinoConfig from "../Config.js"
 import * as Mino from "../Mino.js"
 import * as Escape from "../security/Escape.js"
 import * as Either from "effect/Either"
 import * as GatewayHeaders from "../model/GatewayHeaders.js"
-import { SessionStore } from "../session/SessionStore.js"
+import type { Secrets } from "../security/Secrets.js"
+import { type SessionOptions, SessionStore } from "../session/SessionStore.js"
 import { fromSignal, StopSignals } from "../StopSignals.js"
 import { Terminal } from "../terminal/Terminal.js"
 import { VERSION } from "../version.js"
 import type * as Arguments from "./Arguments.js"
 import * as Banner from "./Banner.js"
+import * as ChatCommands from "./ChatCommands.js"
+import * as ChatSession from "./ChatSession.js"
+import * as ConfigFile from "./ConfigFile.js"
+import * as EndpointShown from "./EndpointShown.js"
 import * as Gateway from "./Gateway.js"
+import * as Slash from "./Slash.js"
 import * as Wrap from "../terminal/display/Wrap.js"
 
 /** An expected way to exit: `message` goes to stderr as one line, then exit with `code`. */
@@ -53,7 +61,7 @@ const warnings = Layer.locallyScoped(
 /** The demo's key: a placeholder its loopback server ignores, not a secret. */
 const DEMO_KEY = "mino-demo"
 
-export const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>, onConfigured: () => void = () => {}) =>
+export const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>, onConfigured: () => void = () => {}, settings?: ConfigFile.Loaded) =>
   Effect.gen(function*() {
     const config = yield* Effect.mapError(MinoConfig.chat, (error) => new ExitWith({ code: 2, message: `mino: ${error.message}` }))
     // Started in a directory that was deleted or cannot be read: one line, not a stack trace.
@@ -102,31 +110,30 @@ export const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>, onC
       // The project's AGENTS.md, checked like a tool call's arguments; a file that is refused says so once, before the banner.
       const loaded = yield* Instructions.load(cwd)
       if (loaded.warning !== undefined) warn(loaded.warning)
-      const later = yield* Mino.staged(Effect.flatMap(
-        Effect.promise(() => import("./ChatAgent.js")),
-        (ChatAgent) =>
-          ChatAgent.build({
-            demo: flags.demo,
-            baseURL: config.baseURL,
-            headers,
-            model: modelName,
-            instructions: loaded.text,
-            cwd,
-            childEnvironment: config.childEnvironment
-          })
-      ))
+      const agentOptions = { demo: flags.demo, baseURL: config.baseURL, headers, instructions: loaded.text, cwd, childEnvironment: config.childEnvironment }
+      const build = (model: string) =>
+        Effect.flatMap(Effect.promise(() => import("./ChatAgent.js")), (ChatAgent) => ChatAgent.build({ ...agentOptions, model }))
+      // `/new` and `/model` replace the conversation and the Agent without quitting (ChatSession.ts).
+      const session = yield* chatSession(build, modelName, { home: config.home, directory: cwd, demo: flags.demo, conversation: "new" })
+      const where = whereYouAre(flags, config.baseURL, loaded.agents, settings)
       // The model name and the directory come from outside: escaped, they cannot draw on the screen.
       const banner = [
         `Mino ${VERSION} · model ${flags.demo ? "mino-demo (a scripted demo model on loopback, not a real AI)" : Escape.forValue(modelName)}`,
         Banner.conversationLine(store.info, { demo: flags.demo, which: flags.conversation, cwd }),
+        Banner.whereLine(where),
         `Commands run in ${Escape.forValue(cwd)} after you approve them. Ctrl+D or /exit exits; Ctrl+C cancels and exits.`
       ].join("\n")
-      return yield* Gateway.run({
+      const ran = yield* Gateway.run({
         banner,
         stops,
-        onFirstPrompt: later.warm,
+        onFirstPrompt: session.warm,
+        commands: Slash.make({ session, ...where, home: config.home, cwd, demo: flags.demo }),
+        completions: ChatCommands.COMPLETIONS,
         ...(flags.question === undefined ? {} : { firstQuestion: flags.question })
-      }).pipe(Effect.provideService(Agent, later.agent))
+      }).pipe(Effect.provideService(Agent, session.agent))
+      // How to come back, in one line, to a person at a terminal.
+      if (process.stdin.isTTY === true) yield* wayBack(session, { cwd, demo: flags.demo })
+      return ran
     }).pipe(Effect.provide(opened))
     // Stopped by Ctrl+C or a signal: the turn is closed on disk; exit 130 or 128+N.
     const stop = yield* stops.poll
@@ -145,3 +152,47 @@ export const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>, onC
       AgentBusy: (e) => new ExitWith({ code: 1, message: `mino: ${e.message}` })
     })
   )
+
+/**
+ * The chat's conversation and Agent (`ChatSession`): the Agent's parts are built
+ * once, when `warm` runs (after the first prompt) or at the first turn if that
+ * comes sooner, and again after `/new` or `/model`, with the services around
+ * it now; a new conversation is opened as `newOptions` say.
+ */
+const chatSession = (
+  build: (model: string) => Effect.Effect<AgentShape, never, Scope.Scope | SessionStore | Secrets | Terminal>,
+  model: string,
+  newOptions: SessionOptions
+) =>
+  Effect.gen(function*() {
+    const store = yield* SessionStore
+    const context = yield* Effect.context<Secrets | Terminal>()
+    return yield* ChatSession.make({
+      store,
+      model,
+      open: Effect.map(Layer.build(SessionStore.layer(newOptions)), (built) => Context.get(built, SessionStore)).pipe(Effect.provide(context)),
+      build: (current, name) => build(name).pipe(Effect.provideService(SessionStore, current), Effect.provide(context))
+    })
+  })
+
+/** What the banner and `/status` say of the model, the endpoint and AGENTS.md, and where each came from. */
+const whereYouAre = (
+  flags: Extract<Arguments.Invocation, { _tag: "Chat" }>,
+  baseURL: string | undefined,
+  agents: Instructions.AgentsFile,
+  settings: ConfigFile.Loaded | undefined
+) => ({
+  modelFrom: flags.demo ? "the demo's" : flags.model !== undefined ? "from --model" : ConfigFile.describe("model", settings?.sources.model ?? "default"),
+  endpoint: flags.demo ? "a scripted demo model on loopback" : EndpointShown.shown(baseURL),
+  endpointFrom: flags.demo ? "--demo" : ConfigFile.describe("endpoint", settings?.sources.endpoint ?? "default"),
+  elsewhere: flags.demo ? undefined : EndpointShown.elsewhere(baseURL),
+  agents
+})
+
+/** The line said at the end of a chat: how to come back to its conversation, broken to the screen's width. */
+const wayBack = (session: ChatSession.ChatSession, options: { readonly cwd: string; readonly demo: boolean }) =>
+  Effect.gen(function*() {
+    const terminal = yield* Terminal
+    const columns = Option.getOrUndefined(Option.map(yield* terminal.screen, (screen) => screen.columns))
+    yield* terminal.write(`${terminal.style("dim", Wrap.wrap(ChatSession.comeBack(yield* session.store, options), columns))}\n`)
+  })

@@ -1,7 +1,8 @@
 /**
  * What a line typed at `You> ` asks for. A line that starts with `/` is a
- * command to Mino and never a question: `/exit`, `/help`, or one line saying it
- * names no command. `//` at the start sends the rest with one `/` removed, so a
+ * command to Mino and never a question: `/exit`, `/help`, `/status`, `/new`,
+ * `/sessions`, `/log`, `/model NAME`, `/clear`, or one line saying it names no
+ * command or is not how the command is used. `//` at the start sends the rest with one `/` removed, so a
  * question can still begin with a path. Pure and total, like `terminal/input/LineEditor`.
  */
 import * as Escape from "../security/Escape.js"
@@ -13,20 +14,62 @@ export type Typed =
   | { readonly _tag: "Blank" }
   | { readonly _tag: "Exit" }
   | { readonly _tag: "Help" }
+  /** Where you are: model, endpoint, conversation, AGENTS.md, tokens. */
+  | { readonly _tag: "Status" }
+  /** A new conversation here, without quitting. */
+  | { readonly _tag: "New" }
+  | { readonly _tag: "Sessions" }
+  /** This conversation, as `mino log` shows it. */
+  | { readonly _tag: "Log" }
+  /** Ask `name` from the next question on (checked: a model's name, nothing else). */
+  | { readonly _tag: "Model"; readonly name: string }
+  | { readonly _tag: "Clear" }
+  /** A command used wrongly: one line, Mino's own words (nothing typed in it is raw). */
+  | { readonly _tag: "Misused"; readonly message: string }
   /** A `/word` that is no command: `word` as typed (escape it before showing it). */
   | { readonly _tag: "Unknown"; readonly word: string }
 
 export const EXIT = "/exit"
 export const HELP = "/help"
 
+/** The commands that take no argument, by name. */
+const PLAIN: Readonly<Record<string, Typed>> = {
+  [EXIT]: { _tag: "Exit" },
+  [HELP]: { _tag: "Help" },
+  "/status": { _tag: "Status" },
+  "/new": { _tag: "New" },
+  "/sessions": { _tag: "Sessions" },
+  "/log": { _tag: "Log" },
+  "/clear": { _tag: "Clear" }
+}
+
+export const MODEL = "/model"
+
+/** What Tab completes at `You> `: every command (one that takes an argument with its space). */
+export const COMPLETIONS: ReadonlyArray<string> = [...Object.keys(PLAIN), `${MODEL} `].sort()
+
+/** A model's name: what endpoints use (`gpt-5.1`, `openai/gpt-oss-120b`, `qwen3:8b`, `org/model@v2`), nothing that can draw. */
+export const MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}$/
+
 export const read = (line: string): Typed => {
   const text = line.trim()
   if (text.length === 0) return { _tag: "Blank" }
   if (text.startsWith("//")) return { _tag: "Ask", question: line.trimStart().slice(1) }
   if (!text.startsWith("/")) return { _tag: "Ask", question: line }
-  if (text === EXIT) return { _tag: "Exit" }
-  if (text === HELP) return { _tag: "Help" }
-  return { _tag: "Unknown", word: text.split(/\s/, 1)[0] ?? text }
+  const [word = text, ...rest] = text.split(/\s+/)
+  const plain = PLAIN[word]
+  if (plain !== undefined) return rest.length === 0 ? plain : { _tag: "Misused", message: `${word} takes nothing after it, so nothing was done.` }
+  if (word === MODEL) return model(rest)
+  return { _tag: "Unknown", word }
+}
+
+const model = (words: ReadonlyArray<string>): Typed => {
+  const [name] = words
+  if (name === undefined || words.length > 1) return { _tag: "Misused", message: `${MODEL} takes one model's name, as in ${MODEL} gpt-5.1-mini (/status shows the one in use).` }
+  if (!MODEL_NAME.test(name)) {
+    return { _tag: "Misused", message: `that is not a model's name (letters, digits and . _ : / @ + -, at most 200), so the model is unchanged.` }
+  }
+  return { _tag: "Model", name }
 }
 
 /** The one line for a `/word` that names no command. */
@@ -38,9 +81,16 @@ export const unknown = (word: string): string => {
 
 /** What `/help` shows: the commands, then the keys (at `You> ` and at the approval prompt). */
 export const HELP_TEXT = `Commands (a line that starts with / is never sent to the model):
-  /help     this list
-  /exit     exit (as Ctrl+D at an empty line does)
-  //...     send the line with one / removed: //etc/hosts asks about /etc/hosts
+  /help          this list
+  /status        model, endpoint, conversation, AGENTS.md, tokens, context
+  /new           start a new conversation here (this one is kept)
+  /sessions      list the conversations (as mino sessions does)
+  /log           show this conversation (as mino log does)
+  /model NAME    ask NAME from the next question on
+  /clear         clear the screen
+  /exit          exit (as Ctrl+D at an empty line does)
+  Tab            complete a command: /st then Tab gives /status
+  //...          send the rest as typed: //etc/hosts asks about /etc/hosts
 
 Keys at You>:
   Enter                  send the question

@@ -19,6 +19,7 @@ import * as Markdown from "../terminal/display/Markdown.js"
 import { fromSignal, type StopSignalsShape } from "../StopSignals.js"
 import * as ChatCommands from "./ChatCommands.js"
 import * as Fold from "./Fold.js"
+import type * as Slash from "./Slash.js"
 import * as Wrap from "../terminal/display/Wrap.js"
 import { Terminal, type TerminalShape } from "../terminal/Terminal.js"
 import * as Tool from "../tools/Tool.js"
@@ -40,6 +41,10 @@ export interface GatewayOptions {
    * brings in the rest of Mino then, while the user types).
    */
   readonly onFirstPrompt?: Effect.Effect<void>
+  /** The `/` commands that act on the chat (`Slash.ts`): the text each shows. Without it they are unknown here. */
+  readonly commands?: (command: Slash.Command) => Effect.Effect<string>
+  /** What Tab completes at `You> ` (`ChatCommands.COMPLETIONS`). */
+  readonly completions?: ReadonlyArray<string>
 }
 
 /** How the chat went: with piped input, a failed turn makes the exit code 1. */
@@ -92,6 +97,9 @@ export const run = (options: GatewayOptions) =>
           case "Unknown":
             yield* terminal.write(`\n${terminal.style("yellow", yield* fitted(ChatCommands.unknown(typed.word)))}\n\n`)
             return true
+          default:
+            yield* command(terminal, typed, options.commands)
+            return true
           case "Ask":
             yield* terminal.write("\n")
             yield* turn(typed.question)
@@ -110,7 +118,7 @@ export const run = (options: GatewayOptions) =>
         if (prompts++ === 0 && options.onFirstPrompt !== undefined) yield* Effect.fork(Effect.zipRight(afterThisTick, options.onFirstPrompt))
         // A stop at the prompt exits; end the prompt's line first.
         const line = yield* Effect.raceFirst(
-          Effect.map(terminal.readLine(terminal.style("bold", "You> "), { history }), Either.right),
+          Effect.map(terminal.readLine(terminal.style("bold", "You> "), { history, ...(options.completions === undefined ? {} : { completions: options.completions }) }), Either.right),
           Effect.map(stopRequested, Either.left)
         ).pipe(Effect.onInterrupt(() => terminal.write("\n")))
         if (Either.isLeft(line)) return yield* terminal.write("\n")
@@ -129,6 +137,28 @@ export const run = (options: GatewayOptions) =>
     const exit = yield* Fiber.await(chatting).pipe(Effect.onInterrupt(() => Fiber.interrupt(chatting)))
     if (!Exit.isInterrupted(exit)) yield* exit
     return { failedTurns } satisfies ChatSummary
+  })
+
+/** A `/` command that acts on the chat or the screen: what it shows, broken to the screen's width. */
+const command = (
+  terminal: TerminalShape,
+  typed: Extract<ChatCommands.Typed, { readonly _tag: "Misused" | "Clear" | Slash.Command["_tag"] }>,
+  commands: GatewayOptions["commands"]
+) =>
+  Effect.gen(function*() {
+    const fitted = fitToScreen(terminal)
+    switch (typed._tag) {
+      case "Misused":
+        return yield* terminal.write(`\n${terminal.style("yellow", yield* fitted(typed.message))}\n\n`)
+      case "Clear":
+        // A screen to clear: the prompt comes back at its top. A pipe or TERM=dumb has none.
+        if (terminal.animated) yield* terminal.write("\u001b[H\u001b[2J\u001b[3J")
+        return
+      default: {
+        const shown = commands === undefined ? ChatCommands.unknown(`/${typed._tag.toLowerCase()}`) : yield* commands(typed)
+        return yield* terminal.write(`\n${yield* fitted(shown)}\n\n`)
+      }
+    }
   })
 
 /**

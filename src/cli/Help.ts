@@ -5,8 +5,12 @@
  * The options are those the commands declare (`Commands.ts`), in Mino's words.
  */
 import type * as Descriptor from "@effect/cli/CommandDescriptor"
+import { DEFAULT_MODEL } from "../defaults.js"
+import * as Escape from "../security/Escape.js"
 import { VERSION } from "../version.js"
 import * as Commands from "./Commands.js"
+import * as ConfigFile from "./ConfigFile.js"
+import * as Endpoint from "./EndpointShown.js"
 
 const column = (rows: ReadonlyArray<readonly [string, string]>): string => {
   const width = Math.max(...rows.map(([left]) => left.length)) + 2
@@ -22,7 +26,27 @@ const options = <A>(command: Descriptor.Command<A>, shown: ReadonlyArray<Command
 
 const rows = (list: ReadonlyArray<Commands.Flag>) => column(list.map((flag) => [flags(flag), flag.description]))
 
-export const text = (): string =>
+/** The settings as this start reads them, and where each comes from (`ConfigFile`); or why the file is refused. */
+export type Settings = ConfigFile.Loaded | { readonly refused: string }
+
+const settingsSection = (settings: Settings | undefined): string => {
+  if (settings === undefined) return ""
+  if ("refused" in settings) return `\nSettings now: ${Escape.forLine(settings.refused)} (a chat will not start until it is fixed).\n`
+  const from = (setting: ConfigFile.Setting) => ConfigFile.describe(setting, settings.sources[setting])
+  const { endpoint, headers, model = DEFAULT_MODEL } = settings.effective
+  return `
+Settings now (a variable that is set wins over ${ConfigFile.SHOWN}; --model wins over both):
+${
+    column([
+      ["model", `${Escape.forValue(model)} (${from("model")})`],
+      ["endpoint", `${Endpoint.shown(endpoint)} (${from("endpoint")})`],
+      ["headers", `${Endpoint.headerNames(headers)} (${from("headers")})`]
+    ])
+  }
+`
+}
+
+export const text = (settings?: Settings): string =>
   `Mino ${VERSION}: a terminal coding agent.
 Chat with a model that can run bash commands in the directory you start it in; each
 command is shown to you first and runs only if you approve it.
@@ -64,10 +88,11 @@ ${
     column([
       ["~/.mino/sessions/ID.jsonl", "conversations, one record a line; a start continues the newest started in its directory"],
       ["~/.mino/demo/ID.jsonl", "the --demo conversations, kept apart"],
+      ["~/.mino/config.json", "settings: {\"model\": …, \"endpoint\": …, \"headers\": {…}}; never the key; a variable wins over it"],
       ["./AGENTS.md", "project instructions, added when present where you start mino"]
     ])
   }
-
+${settingsSection(settings)}
 Exit codes:
 ${
     column([

@@ -21,7 +21,7 @@ const print = (text: string) =>
     process.stdout.write(text)
   })
 
-export const help = Effect.suspend(() => print(Help.text()))
+export const help = (settings?: Help.Settings) => Effect.suspend(() => print(Help.text(settings)))
 
 export const version = print(`${VERSION}\n`)
 

@@ -10,10 +10,29 @@ import type { ResponseItem } from "./ResponseItem.js"
 /** A change to a request that an endpoint refused, made to send it again (Adaptation.ts says when). */
 export type Adaptation = "without_include" | "without_earlier_reasoning" | "without_reasoning" | "without_optional"
 
-/** The output items of one `response.completed`, exactly as received. */
+/** The tokens an endpoint reported for one response (`usage` in `response.completed`). */
+export interface Usage {
+  readonly input_tokens: number
+  readonly output_tokens: number
+}
+
+/** `usage` as an endpoint sent it, when it holds both counts as whole numbers; anything else is no usage. */
+export const usageOf = (value: unknown): Usage | undefined => {
+  if (typeof value !== "object" || value === null) return undefined
+  const count = (key: string) => {
+    const n = (value as Readonly<Record<string, unknown>>)[key]
+    return typeof n === "number" && Number.isSafeInteger(n) && n >= 0 ? n : undefined
+  }
+  const input = count("input_tokens")
+  const output = count("output_tokens")
+  return input === undefined || output === undefined ? undefined : { input_tokens: input, output_tokens: output }
+}
+
+/** The output items of one `response.completed`, exactly as received, and the tokens it reported. */
 export interface CompletedResponse {
   readonly id: string
   readonly output: ReadonlyArray<ResponseItem>
+  readonly usage?: Usage
 }
 
 export type ModelEvent =

@@ -1,7 +1,7 @@
 /**
  * The session store: the one service the Agent saves through. Opening it
  * takes a conversation (`Conversations.take`: chosen under the directory's lock,
- * then held by its own), replays the file as a stream (`SessionReader`) into the `Conversation`, sets
+ * then held by its own; a new one's file is made with its first save), replays the file as a stream (`SessionReader`) into the `Conversation`, sets
  * unreadable lines aside and closes a turn a crash left open (`Recovery`,
  * `TurnClosing`). Every save is encoded once (`Records.encode`, secrets
  * redacted), made durable (`DurableFile`), and only then applied to memory.
@@ -24,7 +24,7 @@ import * as DurableFile from "./conversation/DurableFile.js"
 import { SessionWriteError } from "./conversation/DurableFile.js"
 import { encode, type SessionRecord } from "./records/Records.js"
 import * as Recovery from "./conversation/Recovery.js"
-import { fromThrown, SessionDisk } from "./conversation/SessionDisk.js"
+import { fromThrown, SessionDisk, type SessionDiskShape } from "./conversation/SessionDisk.js"
 import * as SessionDirectory from "./directory/SessionDirectory.js"
 import * as SessionReader from "./records/SessionReader.js"
 import { Secrets, type SecretsShape } from "../security/Secrets.js"
@@ -139,6 +139,8 @@ const open = (options: SessionOptions) =>
         redact: secrets.redact
       })
     const { dir, id: sessionId, path } = taken
+    // Begun by this start: no file until the first question is saved (`pending`).
+    if (taken.created) return yield* pending(taken, disk, secrets, now)
     const refuse = (path: string) => (message: string) => new SessionOpenError({ path, message })
     // The file is a scoped resource: closed on success, failure and interruption. As first
     // opened it has a scope of its own, closed early if a set-aside replaces the file.
@@ -202,6 +204,41 @@ const open = (options: SessionOptions) =>
     for (const notice of Recovery.leftOut(conversation.leftOut)) notices.push(notice)
     const info = infoOf(taken, conversation.endedTurns, firstTime, now)
     return SessionStore.of({ sessionId, path, info, notices, ...store.shape })
+  })
+
+/**
+ * A conversation this start began: nothing is on disk until its first save,
+ * which creates the file with its header (fsynced, with its directory entry),
+ * opens it as a session file is opened, and appends; a start that asks nothing
+ * leaves no file. A failure to create is the save's `SessionWriteError`.
+ */
+const pending = (taken: Conversations.Taken, disk: SessionDiskShape, secrets: SecretsShape, now: Date) =>
+  Effect.gen(function*() {
+    const { path } = taken
+    let durable: DurableFile.DurableFile | undefined
+    yield* Effect.addFinalizer(() => Effect.sync(() => durable === undefined ? undefined : Fs.closeSync(durable.file.fd)))
+    const cannot = (why: string) => new SessionWriteError({ path, message: `cannot save the session: ${why}` })
+    const first = Effect.suspend(() => {
+      const made = Either.flatMap(Conversations.createFile(taken), () => SessionDirectory.openRegular(path, O_RDWR | O_APPEND))
+      if (Either.isLeft(made)) return Effect.fail(cannot(made.left))
+      return Effect.try({
+        try: () => (durable = DurableFile.make(disk, { fd: made.right, path }, Fs.fstatSync(made.right).size)),
+        catch: (error) => {
+          Fs.closeSync(made.right)
+          return cannot(fromThrown(error).line)
+        }
+      })
+    })
+    const commit = (lines: ReadonlyArray<string>) => Effect.flatMap(durable === undefined ? first : Effect.succeed(durable), (file) => file.append(lines))
+    const readRecords = () => {
+      const records: Array<SessionRecord> = []
+      if (durable !== undefined) for (const line of SessionReader.lines(durable.file.fd)) if (line._tag === "Record") records.push(line.record)
+      return records
+    }
+    const conversation = new ConversationState()
+    const store = assemble(conversation, commit, readRecords, secrets)
+    const info = infoOf(taken, 0, undefined, now)
+    return SessionStore.of({ sessionId: taken.id, path, info, notices: [], ...store.shape })
   })
 
 /**

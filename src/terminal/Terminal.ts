@@ -37,6 +37,8 @@ export interface TerminalShape {
   readonly interactive: boolean
   /** Colour: the output is a terminal and `NO_COLOR` is unset. */
   readonly decorated: boolean
+  /** Cursor movement: the output is a terminal and not `TERM=dumb` (`NO_COLOR` keeps it). */
+  readonly animated: boolean
   /**
    * Shows `prompt` and reads one line; `None` at end of input (Ctrl+D at an
    * empty line). What was typed while no prompt was shown counts as typed here.
@@ -44,7 +46,7 @@ export interface TerminalShape {
    */
   readonly readLine: (
     prompt: string,
-    options?: { readonly history?: Texts }
+    options?: { readonly history?: Texts; readonly completions?: ReadonlyArray<string> }
   ) => Effect.Effect<Option.Option<string>>
   /**
    * Writes `screen` (an approval question), then shows `prompt` and reads the
@@ -323,7 +325,7 @@ const make = (options: TerminalOptions) =>
     const readLine: TerminalShape["readLine"] = (prompt, readOptions) =>
       Effect.zipRight(
         writeText("", true),
-        reader !== undefined ? reader.readLine(prompt, readOptions?.history ?? []) : lines !== undefined ? lines.readLine(prompt) : Effect.succeedNone
+        reader !== undefined ? reader.readLine(prompt, readOptions?.history ?? [], readOptions?.completions ?? []) : lines !== undefined ? lines.readLine(prompt) : Effect.succeedNone
       )
     // The screen goes out first, whole (held-back text included): the guard starts once it is on the terminal.
     const ask: TerminalShape["ask"] = (screen, prompt) =>
@@ -348,6 +350,7 @@ const make = (options: TerminalOptions) =>
     return Terminal.of({
       interactive: options.interactive,
       decorated: options.decorated,
+      animated: options.animated ?? options.decorated,
       readLine,
       ask,
       write,

@@ -220,6 +220,8 @@ export interface MessageOptions {
 export interface ResponseOptions {
   readonly id?: string
   readonly model?: string
+  /** The tokens `response.completed` reports (default: 10 in, 10 out). */
+  readonly usage?: { readonly input_tokens: number; readonly output_tokens: number }
 }
 
 export interface ToolCall {
@@ -303,7 +305,9 @@ const wrap = (options: ResponseOptions, output: ReadonlyArray<ResponseItem>, eve
         ...base,
         status: "completed",
         output,
-        usage: { input_tokens: 10, output_tokens: 10, total_tokens: 20 }
+        usage: options.usage === undefined
+          ? { input_tokens: 10, output_tokens: 10, total_tokens: 20 }
+          : { ...options.usage, total_tokens: options.usage.input_tokens + options.usage.output_tokens }
       }
     }
   ]

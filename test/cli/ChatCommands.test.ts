@@ -52,8 +52,47 @@ describe(`ChatCommands.read (${RUNS} generated lines per property)`, () => {
     )
   })
 
+  it("the chat's commands, as a table: each name alone, with blanks; arguments where none belong are refused", () => {
+    const table: ReadonlyArray<readonly [string, ChatCommands.Typed]> = [
+      ["/status", { _tag: "Status" }],
+      [" /new ", { _tag: "New" }],
+      ["/sessions", { _tag: "Sessions" }],
+      ["/log", { _tag: "Log" }],
+      ["/clear", { _tag: "Clear" }],
+      ["/model gpt-5.1-mini", { _tag: "Model", name: "gpt-5.1-mini" }],
+      ["/model   openai/gpt-oss-120b ", { _tag: "Model", name: "openai/gpt-oss-120b" }],
+      ["/model qwen3:8b", { _tag: "Model", name: "qwen3:8b" }],
+      ["/statuss", { _tag: "Unknown", word: "/statuss" }],
+      ["/Status", { _tag: "Unknown", word: "/Status" }]
+    ]
+    for (const [line, typed] of table) expect(ChatCommands.read(line)).toEqual(typed)
+    for (const line of ["/new now", "/status please", "/log all", "/clear\tscreen"]) expect(ChatCommands.read(line)._tag).toBe("Misused")
+    for (const line of ["/model", "/model a b", "/model gpt\u001b[31m", "/model a\u202eb", "/model -rf", "/model ../x\u0007", `/model ${"x".repeat(201)}`]) {
+      const typed = ChatCommands.read(line)
+      expect(typed._tag).toBe("Misused")
+      // Mino's own words: nothing typed is repeated, so nothing typed can draw.
+      if (typed._tag === "Misused") expect(typed.message).not.toMatch(/[\u0000-\u001f\u007f\u202e]/)
+    }
+  })
+
+  it(`a /model name is accepted only when it cannot draw (${RUNS} generated names)`, () => {
+    fc.assert(fc.property(fc.string({ maxLength: 30 }), (name) => {
+      const typed = ChatCommands.read(`/model ${name}`)
+      if (typed._tag === "Model") {
+        expect(typed.name).toMatch(ChatCommands.MODEL_NAME)
+        expect(typed.name).not.toMatch(/[\s\u0000-\u001f\u007f-\u009f]/)
+      }
+    }), { numRuns: RUNS })
+  })
+
+  it("Tab's list holds every command, /model with its space", () => {
+    expect(ChatCommands.COMPLETIONS).toEqual(["/clear", "/exit", "/help", "/log", "/model ", "/new", "/sessions", "/status"])
+  })
+
   it("the help lists the commands and keys, and fits 80 columns", () => {
-    for (const name of ["/help", "/exit", "//", "Ctrl+D", "Ctrl+C", "↑ ↓", "only y or yes approves"]) expect(ChatCommands.HELP_TEXT).toContain(name)
+    for (const name of ["/help", "/exit", "/status", "/new", "/sessions", "/log", "/model NAME", "/clear", "Tab", "//", "Ctrl+D", "Ctrl+C", "↑ ↓", "only y or yes approves"]) {
+      expect(ChatCommands.HELP_TEXT).toContain(name)
+    }
     for (const row of ChatCommands.HELP_TEXT.split("\n")) expect([...row].length).toBeLessThanOrEqual(80)
   })
 })

@@ -246,11 +246,21 @@ describe("one mino per conversation", () => {
     Effect.gen(function*() {
       const box = yield* sandbox
       const b = project(box, "projB")
-      const server = yield* scriptedServer([ResponsesServer.textResponse("From A.")])
+      const server = yield* scriptedServer([ResponsesServer.textResponse("First from A."), ResponsesServer.textResponse("From A.")])
       const inA = yield* chatIn(box, box.cwd, server.url)
       yield* inA.waitFor("You> ")
       const inB = yield* chatIn(box, b, server.url)
       yield* inB.waitFor("You> ")
+      // Before any question there is no file, yet A's directory is taken.
+      expect(sessionsOf(box)).toEqual([])
+      const early = yield* runPlain([], environment(box, server.url), box.cwd, "hello\n")
+      expect(early.code).toBe(1)
+      expect(early.stderr).toBe(
+        `mino: the session is busy: another mino process has begun the conversation of ${box.cwd} (nothing asked yet); \`mino --new\` starts another beside it\n`
+      )
+      yield* inA.write("first in A\r")
+      yield* inA.waitFor("Assistant> First from A.\n")
+      yield* inA.waitFor("You> ")
       const [fileA] = sessionsOf(box)
       const before = fs.readFileSync(fileOf(box, fileA!))
 
@@ -262,7 +272,8 @@ describe("one mino per conversation", () => {
       expect(fs.readFileSync(fileOf(box, fileA!))).toEqual(before)
       const beside = yield* chatIn(box, box.cwd, server.url, ["--new"])
       yield* beside.waitFor("You> ")
-      expect(sessionsOf(box)).toHaveLength(3)
+      // B and the one beside have asked nothing: only A's conversation has a file.
+      expect(sessionsOf(box)).toEqual([fileA])
 
       // The first is unaffected.
       yield* inA.write("still there?\r")
@@ -282,7 +293,7 @@ describe("one mino per conversation", () => {
       yield* first.waitFor("You> ")
       const second = yield* runPlain([], environment(box, "http://127.0.0.1:9/v1"), hostile, "hello\n")
       expect(second.code).toBe(1)
-      expect(second.stderr).toContain("the session is busy: another mino process is using the conversation started in ")
+      expect(second.stderr).toContain("the session is busy: another mino process has begun the conversation of ")
       expect(second.stderr).toContain("p\\e]0;owned\\x07\\n\\u202e (")
       expect(second.stderr).not.toMatch(/[\u0007\u001b\u202e]/)
       expect(second.stderr.split("\n")).toHaveLength(2)

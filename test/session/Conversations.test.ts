@@ -121,7 +121,7 @@ describe("a conversation per directory", () => {
   it.live("an id that names no conversation, or a path, is ConversationNotFound and creates nothing", () =>
     Effect.gen(function*() {
       const { home, dirs: [a], sessions } = place("projA")
-      yield* session({ home, directory: a! })
+      yield* session({ home, directory: a! }, turn("t0", "the one conversation"))
       for (const id of ["20990101-000000-deadbeef", "../../etc/passwd", "demo", "20260102-030405-1A2B3C4D", "20260102-030405-1a2b3c4d/x"]) {
         const exit = yield* Effect.exit(session({ home, directory: a!, conversation: { id } }))
         expect(Exit.isFailure(exit) && String(exit.cause)).toMatch(/ConversationNotFound[\s\S]*no conversation/)
@@ -135,7 +135,7 @@ describe("a conversation per directory", () => {
       const { home, dirs: [a], sessions } = place("projA")
       const demo = yield* session({ home, directory: a!, demo: true }, turn("t1", "demo question"))
       expect(demo.info.path).toBe(Path.join(home, ".mino", "demo", `${demo.info.id}.jsonl`))
-      const real = yield* session({ home, directory: a! })
+      const real = yield* session({ home, directory: a! }, turn("t2", "real question"))
       expect(real.info).toMatchObject({ continued: false, startedElsewhere: 0 })
       expect(Exit.isFailure(yield* Effect.exit(session({ home, directory: a!, conversation: { id: demo.info.id } })))).toBe(true)
       expect(Conversations.files(sessions).map((file) => file.id)).toEqual([real.info.id])
@@ -153,6 +153,8 @@ describe("one lock a conversation", () => {
       const { home, dirs: [a, b] } = place("projA", "projB")
       const held = yield* withStore({ home, directory: a! }, Effect.gen(function*() {
         const inA = yield* SessionStore
+        // A question made its file: a second start finds it, started in A.
+        for (const record of turn("t1", "in A")) yield* inA.append(record)
         const inB = yield* Effect.exit(session({ home, directory: b! }))
         const second = yield* Effect.exit(session({ home, directory: a! }))
         const byId = yield* Effect.exit(session({ home, directory: b!, conversation: { id: inA.info.id } }))
@@ -164,9 +166,62 @@ describe("one lock a conversation", () => {
       expect(busy(held.byId)).toContain(`another mino process is using the conversation started in ${a!} (${held.inA.id})`)
       expect(busy(held.byId)).not.toContain("--new")
       expect(Exit.isSuccess(held.beside)).toBe(true)
-      // Released with the scope: it opens again by id; a plain start in A takes the newest, the one --new made.
-      expect((yield* session({ home, directory: a!, conversation: { id: held.inA.id } })).info.continued).toBe(false)
-      expect((yield* session({ home, directory: a! })).info.id).not.toBe(held.inA.id)
+      // Released with the scope: it opens again by id. The one --new began asked nothing, so left no file:
+      // a plain start in A takes the newest there is, A's.
+      expect((yield* session({ home, directory: a!, conversation: { id: held.inA.id } })).info).toMatchObject({ continued: true, turns: 1 })
+      expect((yield* session({ home, directory: a! })).info.id).toBe(held.inA.id)
+    }))
+
+  it.live("before any question: no file, yet a second plain start in the directory is busy; another directory and --new are not", () =>
+    Effect.gen(function*() {
+      const { home, dirs: [a, b], sessions } = place("projA", "projB")
+      const held = yield* withStore({ home, directory: a! }, Effect.gen(function*() {
+        const inA = yield* SessionStore
+        const filesBefore = Conversations.files(sessions).length
+        const second = yield* Effect.exit(session({ home, directory: a! }))
+        const inB = yield* Effect.exit(session({ home, directory: b! }))
+        const beside = yield* Effect.exit(session({ home, directory: a!, conversation: "new" }))
+        // The first question creates the file, header first; then a second start is busy on it by name.
+        for (const record of turn("t1", "first question")) yield* inA.append(record)
+        const afterQuestion = yield* Effect.exit(session({ home, directory: a! }))
+        return { inA: inA.info, filesBefore, second, inB, beside, afterQuestion }
+      }))
+      expect(held.filesBefore).toBe(0)
+      expect(busy(held.second)).toContain(`another mino process has begun the conversation of ${a!} (nothing asked yet); \`mino --new\` starts another beside it`)
+      expect(Exit.isSuccess(held.inB) && Exit.isSuccess(held.beside)).toBe(true)
+      expect(busy(held.afterQuestion)).toContain(`another mino process is using the conversation started in ${a!} (${held.inA.id})`)
+      expect(Conversations.files(sessions).map((file) => file.id)).toEqual([held.inA.id])
+      expect(Fs.readFileSync(held.inA.path, "utf8").split("\n")[0]).toBe(header(a!, held.inA.startedAt))
+      // Released: a plain start continues it; a start that asks nothing leaves nothing behind.
+      expect((yield* session({ home, directory: a! })).info).toMatchObject({ id: held.inA.id, continued: true, turns: 1 })
+      yield* session({ home, directory: b!, conversation: "new" })
+      expect(Conversations.files(sessions)).toHaveLength(1)
+      expect(Fs.readdirSync(sessions).filter((name) => name.endsWith(".jsonl"))).toHaveLength(1)
+    }))
+})
+
+describe("new conversations begun at once", () => {
+  it.live("two --new starts that draw the same id (the newest is from their second): the second takes the next, and both keep their questions", () =>
+    Effect.gen(function*() {
+      const { home, dirs: [a], sessions } = place("projA")
+      // A newest conversation later than the clock: every new id is the one right after it.
+      plant(sessions, "20991231-235959-00000001", [header(a!)])
+      const ids = yield* withStore({ home, directory: a!, conversation: "new" }, Effect.gen(function*() {
+        const first = yield* SessionStore
+        const second = yield* withStore({ home, directory: a!, conversation: "new" }, Effect.gen(function*() {
+          const store = yield* SessionStore
+          for (const record of turn("t2", "second")) yield* store.append(record)
+          return store.info.id
+        }))
+        for (const record of turn("t1", "first")) yield* first.append(record)
+        return [first.info.id, second]
+      }))
+      expect(ids).toEqual(["20991231-235959-00000002", "20991231-235959-00000003"])
+      expect(Conversations.summaries(sessions).map((summary) => [summary.id, summary.lastQuestion])).toEqual([
+        ["20991231-235959-00000003", "second"],
+        ["20991231-235959-00000002", "first"],
+        ["20991231-235959-00000001", undefined]
+      ])
     }))
 })
 
@@ -198,7 +253,7 @@ describe("files that are not what they claim", () => {
       plant(sessions, "20260103-000000-0000000c", [JSON.stringify({ type: "conversation", turn_id: "", cwd: a, pad: "x".repeat(70_000) })])
       plant(sessions, "20260102-000000-0000000b", [header(b!), ...lines(turn("t1", "in B"))])
       plant(sessions, "20260101-000000-0000000a", [JSON.stringify({ type: "conversation", turn_id: "", cwd: "projA" })])
-      const started = yield* session({ home, directory: a! }).pipe(Effect.timeout("10 seconds"))
+      const started = yield* session({ home, directory: a! }, turn("t9", "here")).pipe(Effect.timeout("10 seconds"))
       expect(started.info).toMatchObject({ continued: false, directory: a, startedElsewhere: 5 })
       expect(Fs.readFileSync(outside, "utf8")).toContain("through a symlink")
 
@@ -222,7 +277,7 @@ describe("files that are not what they claim", () => {
       const key = "sk-test-0123456789abcdefghij"
       const { home, dirs: [dir] } = place(`project-${key}`)
       const info = yield* Effect.scoped(Effect.provide(
-        Effect.map(SessionStore, (store) => store.info),
+        Effect.flatMap(SessionStore, (store) => Effect.as(store.append(turn("t1", "a question")[0]!), store.info)),
         SessionStore.layer({ home, directory: dir! }).pipe(Layer.provide(Secrets.layer(key)))
       ))
       expect(Fs.readFileSync(info.path, "utf8")).not.toContain(key)

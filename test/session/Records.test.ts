@@ -27,7 +27,15 @@ const record = fc.record({
   name: maybe(fc.oneof(fc.string(), value)),
   result: maybe(fc.oneof(fc.record({ status, output: fc.oneof(fc.string(), value), exit_code: maybe(fc.oneof(fc.integer(), value)) }), value)),
   status: maybe(fc.oneof(fc.constantFrom("completed", "failed", "cancelled", "interrupted", "done"), value)),
-  reason: maybe(fc.oneof(fc.string(), value))
+  reason: maybe(fc.oneof(fc.string(), value)),
+  // Added in 0.4: the tokens a response reported; whole, non-negative counts or the line is not a record.
+  usage: maybe(fc.oneof(
+    fc.record({
+      input_tokens: fc.oneof(fc.integer({ min: -3, max: 1_000_000 }), fc.double(), value),
+      output_tokens: fc.oneof(fc.integer({ min: -3, max: 1_000_000 }), fc.constant(2 ** 60), value)
+    }, { requiredKeys: [] }),
+    value
+  ))
 }, { requiredKeys: ["type", "turn_id"] })
 
 describe("records", () => {

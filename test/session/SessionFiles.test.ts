@@ -77,7 +77,7 @@ describe("files are what they claim to be", () => {
   it.live("modes are tightened to 0700 / 0600 on every start", () =>
     Effect.gen(function*() {
       const home = tempDir("files")
-      yield* opened(home)
+      yield* open(home, Effect.flatMap(SessionStore, (store) => store.append({ type: "user_input", turn_id: "t1", text: "makes the file" })))
       const file = Fs.readdirSync(sessions(home)).find((name) => name.endsWith(".jsonl"))!
       Fs.chmodSync(Path.join(home, ".mino"), 0o777)
       Fs.chmodSync(sessions(home), 0o777)

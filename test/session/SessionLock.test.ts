@@ -31,9 +31,9 @@ const heldThen = (home: string, other: string) =>
   withStore(home, Effect.flatMap(SessionStore, () => busy(other)))
 
 /** A holder process: resolves with its first line ("opened" or the refusal). */
-const holder = (home: string, user?: string) => {
+const holder = (home: string, user?: string, ask = false) => {
   const argv = user === undefined ? [process.execPath, HOLDER] : ["setpriv", `--reuid=${user}`, `--regid=${user === "nobody" ? "nogroup" : user}`, "--clear-groups", process.execPath, HOLDER]
-  const child = spawn(argv[0]!, argv.slice(1), { env: { HOME: home, PATH: process.env["PATH"] ?? "/usr/bin:/bin" }, stdio: ["pipe", "pipe", "inherit"] })
+  const child = spawn(argv[0]!, argv.slice(1), { env: { HOME: home, PATH: process.env["PATH"] ?? "/usr/bin:/bin", ...(ask ? { HOLD_ASK: "1" } : {}) }, stdio: ["pipe", "pipe", "inherit"] })
   const first = new Promise<string>((resolve) => {
     let text = ""
     child.stdout.on("data", (chunk: Buffer) => {
@@ -166,7 +166,8 @@ describe("the session lock", () => {
     Effect.gen(function*() {
       for (let round = 0; round < 3; round++) {
         const home = tempDir("lock")
-        const starts = [holder(home), holder(home)]
+        // Each asks a question once it has opened: only the one that opened makes a file.
+        const starts = [holder(home, undefined, true), holder(home, undefined, true)]
         const lines = yield* Effect.promise(() => Promise.all(starts.map((s) => s.first)))
         expect(lines.filter((line) => line === "opened")).toHaveLength(1)
         expect(lines.filter((line) => line.startsWith("SessionBusy: the session is busy"))).toHaveLength(1)

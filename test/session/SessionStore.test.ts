@@ -115,7 +115,8 @@ describe("SessionStore", () => {
     Effect.gen(function*() {
       const home = tempDir("store")
       const release = yield* Deferred.make<void>()
-      const attempt = withStore(home, Deferred.await(release)).pipe(Effect.either)
+      // The winner asks a question once released: that makes its file.
+      const attempt = withStore(home, Effect.zipRight(Deferred.await(release), Effect.flatMap(SessionStore, (store) => store.append({ type: "user_input", turn_id: "t1", text: "q" })))).pipe(Effect.either)
       const both = yield* Effect.fork(Effect.all([attempt, attempt], { concurrency: "unbounded" }))
       // Whichever lost fails at once; then let the winner go.
       yield* Effect.sleep("100 millis")

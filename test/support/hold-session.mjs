@@ -7,7 +7,12 @@ import * as Layer from "effect/Layer"
 import { Secrets, SessionStore } from "../../dist/lib/index.js"
 
 const program = Effect.gen(function*() {
-  yield* SessionStore
+  const store = yield* SessionStore
+  // With HOLD_ASK, a question (and its turn's end) is saved first: a new conversation's file is made with it.
+  if (process.env.HOLD_ASK === "1") {
+    yield* store.append({ type: "user_input", turn_id: "held", text: "held" })
+    yield* store.append({ type: "turn_end", turn_id: "held", status: "completed" })
+  }
   process.stdout.write("opened\n")
   yield* Effect.async((resume) => {
     process.stdin.on("end", () => resume(Effect.void))

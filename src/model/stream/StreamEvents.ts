@@ -24,7 +24,7 @@
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { CONTEXT_WINDOW_MESSAGE, isContextWindow, type Problem } from "../ErrorBody.js"
-import type { ModelError, ModelEvent } from "../../protocol/ModelEvent.js"
+import { type ModelError, type ModelEvent, usageOf } from "../../protocol/ModelEvent.js"
 import * as ResponseItem from "../../protocol/ResponseItem.js"
 import * as ResponseBudget from "./ResponseBudget.js"
 
@@ -61,6 +61,8 @@ const Completed = Schema.Struct({
     id: Schema.optional(Schema.NullOr(Schema.String)),
     output: Schema.optional(Schema.NullOr(OutputItemList)),
     status: Schema.optional(Schema.NullOr(Schema.String)),
+    // Read by hand (usageOf): a malformed usage is no usage, never a failed response.
+    usage: Schema.optional(Schema.Unknown),
     error: Schema.optional(ProblemSchema),
     incomplete_details: Schema.optional(Schema.NullOr(Schema.Struct({ reason: Schema.optional(Schema.NullOr(Schema.String)) })))
   })
@@ -212,7 +214,8 @@ export const reader = (): (event: unknown) => Interpretation => {
       const seen = wholeMessage(item, index, same)
       if (seen?.event !== undefined) events.push(seen.event)
     })
-    events.push({ _tag: "Completed", response: { id: response.id ?? "", output } })
+    const usage = usageOf(response.usage)
+    events.push({ _tag: "Completed", response: { id: response.id ?? "", output, ...(usage === undefined ? {} : { usage }) } })
     return events
   }
 

@@ -5,22 +5,27 @@
  *
  * A conversation is `<dir>/<id>.jsonl` (`~/.mino/sessions`, or `~/.mino/demo`
  * for the demo's), its id the UTC time it started and random hex, so ids sort
- * by age. Its first line, written and fsynced as it is created, is its header:
- * `{"type":"conversation","turn_id":"","cwd":…,"time":…}`, `cwd` the real path
- * of the directory Mino was started in. A start continues the newest
- * conversation whose header names its directory, or creates one; a file with no
+ * by age. Its file is made with its first question (`createFile`), so a start
+ * that asks nothing leaves none. Its first line, written and fsynced as it is
+ * created, is its header: `{"type":"conversation","turn_id":"","cwd":…,"time":…}`,
+ * `cwd` the real path of the directory Mino was started in. A start continues
+ * the newest conversation whose header names its directory, or begins one; a file with no
  * header (made before Mino recorded directories) is listed and can be taken up
  * by id, but never continued on its own.
  *
  * Locks: choosing happens under `conversations.lock`, held only for that
  * moment (two starts in one directory must not both create one); the chosen
  * conversation's own `<id>.lock` is then held for the whole session, so a chat
- * in one directory never makes another directory's start busy.
+ * in one directory never makes another directory's start busy. A plain start
+ * that begins its directory's conversation also holds `here-<hash>.lock` for the
+ * session: until the first question there is no file for a second start to
+ * find, and that lock is what makes it busy.
  *
  * Reading for `mino log` and `mino sessions` takes no lock: a conversation in
  * use can be shown. Every file is opened without following a symlink or waiting
  * on a FIFO, and only its first line is read to learn where it started.
  */
+import { createHash } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as Effect from "effect/Effect"
@@ -244,8 +249,14 @@ export interface Taken extends ConversationFile {
   /** The directory of conversations it is in. */
   readonly dir: string
   readonly origin: Origin
-  /** Whether this start created it (its file holds only the header). */
+  /**
+   * Whether this start began it: its file does not exist yet. `create` makes it
+   * (with `header`) when the first question is saved, so a start that asks
+   * nothing leaves no file behind.
+   */
   readonly created: boolean
+  /** The header line a new conversation's file begins with (redacted); empty for one that exists. */
+  readonly header?: string
   /**
    * When this start found no conversation started in its directory and created
    * one: how many there are from elsewhere (or from a directory not recorded).
@@ -262,9 +273,13 @@ const ensured = (home: string | undefined, demo: boolean) =>
 const CHOOSING_SECONDS = 5
 
 /**
- * Takes a conversation for the scope: under the directory's lock, chooses one
- * (creating it with its header if it is new), then takes its own lock. Busy
- * when another Mino holds it.
+ * Takes a conversation for the scope: under the directory's lock, chooses one,
+ * then takes its own lock. Busy when another Mino holds it. A new one is only
+ * chosen: its file is made by `create`, with the first question. So that two
+ * plain starts in one directory stay exclusive before either asks anything, a
+ * start that begins this directory's conversation also holds the directory's
+ * own lock (`here-<hash>.lock`) for the scope, and a second start finding no
+ * conversation here finds that lock held.
  */
 export const take = (options: TakeOptions): Effect.Effect<Taken, SessionHomeError | SessionOpenError | SessionBusy | ConversationNotFound, Scope.Scope> =>
   Effect.gen(function*() {
@@ -278,15 +293,51 @@ export const take = (options: TakeOptions): Effect.Effect<Taken, SessionHomeErro
       yield* lock(lockPath(dir), { waitSeconds: CHOOSING_SECONDS }, () =>
         `the session is busy: another mino process has been choosing a conversation in ${SessionDirectory.show(dir)} for ${CHOOSING_SECONDS} s`)
       const chosen = yield* choose(dir, options.which, cwd, options.now)
-      const taken: Taken = { ...chosen, dir, path: pathOf(dir, chosen.id) }
-      yield* lock(lockPath(dir, taken.id), {}, () => busy(taken, options)).pipe(Scope.extend(session))
-      if (taken.created) {
-        const line = options.redact(headerLine(cwd, options.now.toISOString()))
-        yield* Either.mapLeft(create(taken, line), (message) => new SessionOpenError({ path: taken.path, message }))
+      const taken: Taken = {
+        ...chosen,
+        dir,
+        path: pathOf(dir, chosen.id),
+        ...(chosen.created ? { header: options.redact(headerLine(cwd, options.now.toISOString())) } : {})
       }
-      return taken
+      // Begun here by a plain start: this directory's, until it has a file another start would find.
+      if (taken.created && options.which === "newest") {
+        yield* lock(lockPath(dir, hereLockName(cwd)), {}, () => beginning(cwd, options)).pipe(Scope.extend(session))
+      }
+      return yield* lockTaken(taken, options, session)
     }))
   })
+
+/** How many ids after a new one a start tries when another start holds it (begun in the same second, its file not made yet). */
+const FRESH_TRIES = 16
+
+/** Takes `taken`'s own lock for `session`; a new one whose id another start holds (and has not made yet) takes the next id. */
+const lockTaken = (taken: Taken, options: TakeOptions, session: Scope.Scope): Effect.Effect<Taken, SessionBusy | SessionOpenError> =>
+  Effect.gen(function*() {
+    let current = taken
+    for (let tries = 1;; tries++) {
+      const locked = yield* Effect.either(lock(lockPath(current.dir, current.id), {}, () => busy(current, options)).pipe(Scope.extend(session)))
+      if (Either.isRight(locked)) return current
+      if (!current.created || locked.left._tag !== "SessionBusy" || tries >= FRESH_TRIES) return yield* locked.left
+      const id = after(current.id)
+      current = { ...current, id, path: pathOf(current.dir, id) }
+    }
+  })
+
+/** The name of the lock a start holds while it begins `cwd`'s conversation: a hash, so no path reaches a file name. */
+export const hereLockName = (cwd: string): string => `here-${createHash("sha256").update(cwd).digest("hex").slice(0, 24)}`
+
+const beginning = (cwd: string, options: TakeOptions): string =>
+  `the session is busy: another mino process has begun the conversation of ${SessionDirectory.show(cwd)} (nothing asked yet); \`mino${
+    options.demo ? " --demo" : ""
+  } --new\` starts another beside it`
+
+/**
+ * Makes the file of a conversation this start began (`taken.created`), holding its
+ * header, fsynced with its directory entry: called once, as its first question is
+ * saved. Nothing is left when it fails.
+ */
+export const createFile = (taken: Taken): Either.Either<void, string> =>
+  taken.created ? create(taken, taken.header ?? "") : Either.void
 
 /** A session under a fixed name (`<name>.jsonl`, a benchmark's, say): no header, no choosing, its lock for the scope. */
 export const takeNamed = (home: string | undefined, name: string): Effect.Effect<Taken, SessionHomeError | SessionOpenError | SessionBusy, Scope.Scope> =>

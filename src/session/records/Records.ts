@@ -21,7 +21,9 @@ export const ModelResponse = Schema.Struct({
   type: Schema.Literal("model_response"),
   ...fields,
   response_id: Schema.optional(Schema.String),
-  output: Schema.Array(Item)
+  output: Schema.Array(Item),
+  /** The tokens the endpoint reported for this response (added in 0.4; older files have none). */
+  usage: Schema.optional(Schema.Struct({ input_tokens: Schema.NonNegativeInt, output_tokens: Schema.NonNegativeInt }))
 })
 export type ModelResponse = typeof ModelResponse.Type
 
@@ -69,11 +71,18 @@ const optionalString = (value: Json, key: string) => !(key in value) || typeof v
 const isToolResult = Schema.is(ToolResult)
 const TURN_STATUSES: ReadonlySet<unknown> = new Set(TurnStatus.literals)
 
+const count = (value: unknown) => typeof value === "number" && Number.isSafeInteger(value) && value >= 0
+const optionalUsage = (value: Json) => {
+  if (!("usage" in value)) return true
+  const usage = value["usage"]
+  return isObject(usage) && count(usage["input_tokens"]) && count(usage["output_tokens"])
+}
+
 const checks: Readonly<Record<string, (value: Json) => boolean>> = {
   user_input: (value) => typeof value["text"] === "string",
   model_response: (value) => {
     const output = value["output"]
-    return optionalString(value, "response_id") && Array.isArray(output) && output.every(isObject)
+    return optionalString(value, "response_id") && Array.isArray(output) && output.every(isObject) && optionalUsage(value)
   },
   tool_start: (value) => typeof value["call_id"] === "string" && optionalString(value, "name"),
   tool_result: (value) => typeof value["call_id"] === "string" && optionalString(value, "name") && isToolResult(value["result"]),

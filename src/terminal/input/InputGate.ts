@@ -123,16 +123,16 @@ export const feed = (gate: Gate, input: Input): Step => {
  * Shows a `You> ` prompt: what was typed while no prompt was shown counts as
  * typed at it, up to the first Enter (what follows waits for the next prompt).
  */
-export const open = (gate: Gate, history: Texts): Step => {
+export const open = (gate: Gate, history: Texts, completions: ReadonlyArray<string> = []): Step => {
   let pending = gate._tag === "Idle" ? gate.pending : emptyQueue
-  let current: Gate = { _tag: "Reading", editor: LineEditor.empty(history) }
+  let current: Gate = { _tag: "Reading", editor: LineEditor.empty(history, completions) }
   for (let next = dequeue(pending); next !== undefined; next = dequeue(pending)) {
     pending = next[1]
     const step = feed(current, next[0])
     if (step.outcome._tag === "Submitted" || step.outcome._tag === "Ended") return { gate: { _tag: "Idle", pending }, outcome: step.outcome }
     current = step.gate
   }
-  return { gate: current, outcome: { _tag: "Edited", editor: current._tag === "Reading" ? current.editor : LineEditor.empty(history) } }
+  return { gate: current, outcome: { _tag: "Edited", editor: current._tag === "Reading" ? current.editor : LineEditor.empty(history, completions) } }
 }
 
 /** An approval screen is up: what waits is discarded, and so is everything until `release`. */

@@ -69,7 +69,7 @@ export interface KeyReaderOptions {
 }
 
 export interface KeyReader {
-  readonly readLine: (prompt: string, history: Texts) => Effect.Effect<Option.Option<string>>
+  readonly readLine: (prompt: string, history: Texts, completions?: ReadonlyArray<string>) => Effect.Effect<Option.Option<string>>
   /** Guards, then shows `prompt` and reads the answer; the screen above it must be written already. */
   readonly ask: (prompt: string) => Effect.Effect<Option.Option<Answer>>
 }
@@ -356,7 +356,7 @@ export const make = (options: KeyReaderOptions) =>
       shown = undefined
     }
 
-    const readLine: KeyReader["readLine"] = (prompt, history) =>
+    const readLine: KeyReader["readLine"] = (prompt, history, completions = []) =>
       Effect.async<Option.Option<string>>((resume) => {
         // After a stop key nothing is read: the stop ends the wait.
         if (stopped) return
@@ -369,7 +369,7 @@ export const make = (options: KeyReaderOptions) =>
         }
         shown = promptOf(prompt, settle)
         // What was typed while no prompt was shown counts as typed here.
-        const opened = InputGate.open(gate, history)
+        const opened = InputGate.open(gate, history, completions)
         gate = opened.gate
         if (opened.outcome._tag !== "Edited") settle(opened.outcome)
         else if (ended) settle({ _tag: "Ended", editor: opened.outcome.editor })

@@ -67,6 +67,8 @@ export interface Editor extends Line {
   readonly search: Search | undefined
   /** How many times Ctrl+L asked for a clear screen: the reader clears it when this changes. */
   readonly clears: number
+  /** What Tab completes a line's first word to (`/status`...); none: Tab does nothing. */
+  readonly completions: ReadonlyArray<string>
 }
 
 /**
@@ -92,7 +94,7 @@ export type Action =
   /** Ctrl+D on an empty line. */
   | { readonly _tag: "EndOfInput" }
 
-export const empty = (history: Texts = []): Editor => ({
+export const empty = (history: Texts = [], completions: ReadonlyArray<string> = []): Editor => ({
   before: undefined,
   after: undefined,
   history,
@@ -101,7 +103,8 @@ export const empty = (history: Texts = []): Editor => ({
   pasted: false,
   killed: "",
   search: undefined,
-  clears: 0
+  clears: 0,
+  completions
 })
 
 /** The editor holding `text`, the cursor at its end. */
@@ -372,8 +375,28 @@ export const press = (editor: Editor, input: Typed): Action => {
       return recall(editor, editor.index - 1)
     case "down":
       return recall(editor, editor.index + 1)
+    case "tab":
+      return complete(editor)
   }
   return same(editor)
+}
+
+/**
+ * Tab: when the line is one word being typed at its end (`/st`), that word
+ * completed as far as `editor.completions` agree (`/status`; one that ends with
+ * a space takes an argument). Anything else — text after the cursor, a second
+ * word, a line break — is left as it is.
+ */
+export const complete = (editor: Editor): Action => {
+  if (editor.after !== undefined && Rope.units(editor.after) > 0) return same(editor)
+  const typed = Rope.text(editor.before)
+  if (typed.length === 0 || /\s/.test(typed)) return same(editor)
+  const matches = editor.completions.filter((word) => word.startsWith(typed))
+  const first = matches[0]
+  if (first === undefined) return same(editor)
+  let common = first
+  for (const word of matches) while (!word.startsWith(common)) common = common.slice(0, -1)
+  return common.length > typed.length ? insert(editor, common.slice(typed.length)) : same(editor)
 }
 
 /** Columns a drawn string takes (kept here too for the modules that measure with it). */

@@ -177,8 +177,17 @@ const renderer = Effect.gen(function*() {
     })
   /** Starts what follows on a line of its own. */
   const ownLine = Effect.suspend(() => (midLine ? out("\n") : Effect.void))
-  // The model's text, drawn as Markdown as it streams (plain and escaped when undecorated).
-  let markdown = Markdown.make({ styled: terminal.decorated })
+  // The model's text, drawn as Markdown as it streams (plain and escaped on TERM=dumb and
+  // in a pipe, without colour under NO_COLOR), broken to the screen's width at each message's start.
+  const markdownFor = (column: number) =>
+    Effect.map(terminal.screen, (screen) =>
+      Markdown.make({
+        styled: terminal.animated,
+        colour: terminal.decorated,
+        columns: Option.getOrUndefined(Option.map(screen, ({ columns }) => columns)),
+        column
+      }))
+  let markdown = Markdown.make({ styled: terminal.animated, colour: terminal.decorated })
   const draw = (step: Markdown.Rendered) => {
     markdown = step.renderer
     return out(step.output)
@@ -207,13 +216,18 @@ const renderer = Effect.gen(function*() {
           return yield* startSpinner("waiting for the model")
         case "TextDelta": {
           const next = event.item ?? item
+          const starts = !speaking || next !== item
           if (!speaking) yield* out(`${assistant} `)
           // Separate message items of one response are separate paragraphs.
           else if (next !== item) {
             yield* endText
             yield* out(midLine ? "\n\n" : "\n")
           }
-          if ((!speaking || next !== item) && event.refusal === true) yield* out(`${refusal} `)
+          if (starts && event.refusal === true) yield* out(`${refusal} `)
+          if (starts) {
+            const taken = (speaking ? 0 : "Assistant> ".length) + (event.refusal === true ? "[refusal] ".length : 0)
+            markdown = yield* markdownFor(taken)
+          }
           speaking = true
           item = next
           return yield* draw(Markdown.feed(markdown, event.text))

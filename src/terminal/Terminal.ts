@@ -37,6 +37,8 @@ export interface TerminalShape {
   readonly interactive: boolean
   /** Colour: the output is a terminal and `NO_COLOR` is unset. */
   readonly decorated: boolean
+  /** Drawn: the output is a terminal that is not `TERM=dumb` (`NO_COLOR` set or not). */
+  readonly animated: boolean
   /**
    * Shows `prompt` and reads one line; `None` at end of input (Ctrl+D at an
    * empty line). What was typed while no prompt was shown counts as typed here.
@@ -321,6 +323,7 @@ const make = (options: TerminalOptions) =>
     return Terminal.of({
       interactive: options.interactive,
       decorated: options.decorated,
+      animated: options.animated ?? options.decorated,
       readLine,
       ask,
       write,

@@ -330,7 +330,7 @@ const line = (renderer: Renderer, piece: string, complete: boolean): Rendered =>
   if (layout === undefined) {
     const decided = decide(renderer.fence, pending, complete, renderer.spanLimit, renderer.colour)
     if (decided === undefined) return after(pending, renderer.fence)
-    const prefix = decided._tag === "Line" && decided.layout._tag === "Inline" ? fitted(decided.runs, renderer.columns) : decided.runs
+    const prefix = decided._tag === "Line" && decided.layout._tag === "Inline" ? fitted(decided.runs, renderer.columns) : ruled(decided.runs, renderer.columns)
     write(prefix)
     if (decided._tag === "Whole") return after("", decided.fence)
     layout = decided.layout
@@ -357,6 +357,13 @@ const line = (renderer: Renderer, piece: string, complete: boolean): Rendered =>
   }
   if (done.next > before.length) before = pointBefore(text, done.next)
   return after(text.slice(done.next), renderer.fence)
+}
+
+/** A thematic break no wider than the screen. */
+const ruled = (runs: ReadonlyArray<Run>, columns: number | undefined): ReadonlyArray<Run> => {
+  if (columns === undefined || runs.at(-1)?.text !== RULE) return runs
+  const room = Math.max(1, columns - Flow.runsWidth(runs.slice(0, -1)))
+  return [...runs.slice(0, -1), mark(RULE.slice(0, room))]
 }
 
 /** Blank runs only (a line's indentation). */

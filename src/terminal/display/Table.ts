@@ -144,6 +144,8 @@ const grid = (table: Drawing, widths: ReadonlyArray<number>): ReadonlyArray<Read
 const records = (table: Drawing): ReadonlyArray<ReadonlyArray<Run>> => {
   const columns = table.columns ?? Infinity
   const lines: Array<ReadonlyArray<Run>> = []
+  // A header alone: its names, one a line.
+  if (table.rows.length === 0) for (const name of table.header ?? []) lines.push(...fill(styled(name, table.strong), columns))
   table.rows.forEach((row, r) => {
     if (r > 0) lines.push([])
     table.aligns.forEach((_, i) => {

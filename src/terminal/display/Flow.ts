@@ -9,7 +9,8 @@
  *   so at most one row's worth of text ever waits.
  * - No row is wider than `columns`; only a word wider than a whole row is cut.
  * - The text is what was given: only the blanks where a row breaks (and at the
- *   line's end) are left out; a tab in a gap is drawn as the spaces to its stop.
+ *   line's end, when they do not fit) are left out; a tab in a gap is drawn as
+ *   the spaces to its stop.
  * - Widths are those of the text as it will be shown: each character is measured
  *   as `Escape.forDisplay` draws it (a control is its escape, `\e` two columns).
  */
@@ -76,20 +77,28 @@ const isBlank = (ch: string): boolean => ch === " " || ch === "\t"
 /** Marks and joining jamo, which the display's rule for long runs of them counts. */
 const NON_MOVING = /^[\p{M}\u1160-\u11ff\ud7b0-\ud7ff]$/u
 /**
- * Marks in a row past this many may be shown escaped (the display's rule for
- * long runs, `Escape.MARKS_KEPT`), so each counts as its longest escape
- * (`\u{10ffff}`): a row can come out shorter, never longer.
+ * Marks in a row past this many are shown escaped by the display's rule for
+ * long runs (`Escape.MARKS_KEPT`, `\u0301`), so each counts as its escape.
  */
 const MARKS_KEPT = 8
-const ESCAPED_MARK = 10
+const escapedMark = (ch: string): number => ((ch.codePointAt(0) ?? 0) > 0xffff ? 4 + (ch.codePointAt(0) ?? 0).toString(16).length : 6)
+
+/** Widths of the characters met so far that are not plain ASCII (measuring escapes them first). */
+const measured = new Map<string, number>()
+const MEASURED_MAX = 4096
 
 /** Columns `ch` takes as shown, and the run of marks after it. */
 const cells = (ch: string, marks: number): readonly [number, number] => {
   const code = ch.charCodeAt(0)
   if (code >= 0x20 && code < 0x7f) return [1, 0]
-  if (NON_MOVING.test(ch)) return [marks + 1 > MARKS_KEPT ? ESCAPED_MARK : Width.ofChar(ch), marks + 1]
-  const shown = Escape.forDisplay(ch)
-  return [shown === ch ? Width.ofChar(ch) : Width.width(shown), 0]
+  if (NON_MOVING.test(ch)) return [marks + 1 > MARKS_KEPT ? escapedMark(ch) : Width.ofChar(ch), marks + 1]
+  let width = measured.get(ch)
+  if (width === undefined) {
+    const shown = Escape.forDisplay(ch)
+    width = shown === ch ? Width.ofChar(ch) : Width.width(shown)
+    if (measured.size < MEASURED_MAX) measured.set(ch, width)
+  }
+  return [width, 0]
 }
 
 export const runsWidth = (runs: ReadonlyArray<Run>): number => {
@@ -119,62 +128,52 @@ const gapShown = (gap: string, column: number): string => {
   return shown
 }
 
-/** The state `push` works on: the flow's fields, mutable inside one call only. */
-interface Work {
-  flow: Flow
-  readonly out: Array<Run>
-  word: Array<Run>
-}
+/** The state `push` works on: the flow's fields, mutable inside one call only, and what it writes. */
+type Work = { -readonly [K in keyof Flow]: Flow[K] } & { readonly out: Array<Run>; word: Array<Run> }
 
 const newRow = (work: Work): void => {
   work.out.push(BREAK)
-  for (const run of work.flow.hang) append(work.out, run.sgr, run.text)
-  work.flow = { ...work.flow, column: work.flow.hangWidth, filled: false, gap: "" }
+  for (const run of work.hang) append(work.out, run.sgr, run.text)
+  work.column = work.hangWidth
+  work.filled = false
+  work.gap = ""
 }
 
 /** Writes the held word after the held gap, on this row if both fit, else on the next. */
 const place = (work: Work): void => {
-  const { flow } = work
   if (work.word.length === 0) return
-  const gap = gapShown(flow.gap, flow.column)
-  const over = flow.column + gap.length + flow.wordWidth > flow.columns
+  const gap = gapShown(work.gap, work.column)
+  const over = work.column + gap.length + work.wordWidth > work.columns
   // (A row holding only what came before the text, `Assistant> `, breaks too; a hang alone does not.)
-  if (over && (flow.filled || flow.column > flow.hangWidth)) newRow(work)
+  if (over && (work.filled || work.column > work.hangWidth)) newRow(work)
   else if (gap.length > 0) {
-    append(work.out, flow.gapSgr, gap)
-    work.flow = { ...work.flow, column: flow.column + gap.length }
+    append(work.out, work.gapSgr, gap)
+    work.column += gap.length
   }
   for (const run of work.word) append(work.out, run.sgr, run.text)
-  work.flow = { ...work.flow, column: work.flow.column + flow.wordWidth, filled: true, gap: "", word: [], wordWidth: 0 }
+  work.column += work.wordWidth
+  work.filled = true
+  work.gap = ""
   work.word = []
+  work.wordWidth = 0
 }
 
 /** One character of a word wider than a row: written now, after a break when the row is full. */
 const cut = (work: Work, sgr: string, ch: string, width: number): void => {
-  if (width > 0 && work.flow.column + width > work.flow.columns && work.flow.column > work.flow.hangWidth) newRow(work)
+  if (width > 0 && work.column + width > work.columns && work.column > work.hangWidth) newRow(work)
   append(work.out, sgr, ch)
-  work.flow = { ...work.flow, column: work.flow.column + width, filled: true }
+  work.column += width
+  work.filled = true
 }
 
-/** One character of the text. */
-const step = (work: Work, sgr: string, ch: string): void => {
-  if (isBlank(ch)) {
-    place(work)
-    const gapSgr = work.flow.gap === "" ? sgr : work.flow.gapSgr
-    work.flow = { ...work.flow, gap: work.flow.gap + ch, gapSgr, cutting: false, marks: 0 }
-    return
-  }
-  const [width, marks] = cells(ch, work.flow.marks)
-  work.flow = { ...work.flow, marks }
-  if (work.flow.cutting) return cut(work, sgr, ch, width)
-  append(work.word, sgr, ch)
-  work.flow = { ...work.flow, wordWidth: work.flow.wordWidth + width }
-  if (work.flow.wordWidth <= work.flow.columns - work.flow.hangWidth) return
-  // Wider than a whole row: cut, starting on a row of its own.
+/** A held word wider than a whole row: cut, starting on a row of its own. */
+const startCutting = (work: Work): void => {
   const held = work.word
   work.word = []
-  work.flow = { ...work.flow, word: [], wordWidth: 0, cutting: true, gap: "" }
-  if (work.flow.filled) newRow(work)
+  work.wordWidth = 0
+  work.cutting = true
+  work.gap = ""
+  if (work.filled) newRow(work)
   let before = 0
   for (const run of held) {
     for (const piece of run.text) {
@@ -185,16 +184,50 @@ const step = (work: Work, sgr: string, ch: string): void => {
   }
 }
 
-/** Adds `runs` to the line: what can be written now, and the flow after it. */
-export const push = (flow: Flow, runs: ReadonlyArray<Run>): Pushed => {
-  const work: Work = { flow, out: [], word: [...flow.word] }
-  for (const run of runs) for (const ch of run.text) step(work, run.sgr, ch)
-  return { flow: { ...work.flow, word: work.word }, runs: work.out }
+/** One character of the text. */
+const step = (work: Work, sgr: string, ch: string): void => {
+  if (isBlank(ch)) {
+    place(work)
+    if (work.gap === "") work.gapSgr = sgr
+    work.gap += ch
+    work.cutting = false
+    work.marks = 0
+    return
+  }
+  const [width, marks] = cells(ch, work.marks)
+  work.marks = marks
+  if (work.cutting) return cut(work, sgr, ch, width)
+  append(work.word, sgr, ch)
+  work.wordWidth += width
+  if (work.wordWidth > work.columns - work.hangWidth) startCutting(work)
 }
 
-/** Ends the line: the held word is written, the blanks after it left out. */
+const settled = (work: Work): Flow => ({
+  columns: work.columns,
+  hang: work.hang,
+  hangWidth: work.hangWidth,
+  column: work.column,
+  filled: work.filled,
+  word: work.word,
+  wordWidth: work.wordWidth,
+  gap: work.gap,
+  gapSgr: work.gapSgr,
+  cutting: work.cutting,
+  marks: work.marks
+})
+
+/** Adds `runs` to the line: what can be written now, and the flow after it. */
+export const push = (flow: Flow, runs: ReadonlyArray<Run>): Pushed => {
+  const work: Work = { ...flow, out: [], word: [...flow.word] }
+  for (const run of runs) for (const ch of run.text) step(work, run.sgr, ch)
+  return { flow: settled(work), runs: work.out }
+}
+
+/** Ends the line: the held word is written, and the blanks after it when they fit on its row. */
 export const close = (flow: Flow): ReadonlyArray<Run> => {
-  const work: Work = { flow, out: [], word: [...flow.word] }
+  const work: Work = { ...flow, out: [], word: [...flow.word] }
   place(work)
+  const gap = gapShown(work.gap, work.column)
+  if (gap.length > 0 && work.column + gap.length <= work.columns) append(work.out, work.gapSgr, gap)
   return work.out
 }

@@ -72,11 +72,20 @@ type Layout =
 interface HeldTable {
   readonly header: string
   readonly aligns: ReadonlyArray<Table.Align> | undefined
-  readonly rows: ReadonlyArray<string>
+  /** Its rows, last first (adding one copies nothing). */
+  readonly rows: Rows
   /** Characters held. */
   readonly size: number
   /** Part of a table whose start was drawn already (its header is not drawn again). */
   readonly continued: boolean
+}
+
+type Rows = { readonly last: string; readonly before: Rows } | undefined
+
+const inOrder = (rows: Rows): Array<string> => {
+  const all: Array<string> = []
+  for (let at = rows; at !== undefined; at = at.before) all.push(at.last)
+  return all.reverse()
 }
 
 export interface Renderer {
@@ -271,13 +280,13 @@ const tableLine = (renderer: Renderer, piece: string, complete: boolean): Render
     const released = flushTable(start, false)
     return { renderer: { ...released.renderer, table: heldTable(text, false) }, output: released.output }
   }
-  const table = { ...held, rows: [...held.rows, text], size: held.size + text.length }
+  const table = { ...held, rows: { last: text, before: held.rows }, size: held.size + text.length }
   if (table.size <= TABLE_LIMIT) return { renderer: { ...start, table }, output: "" }
   const drawn = flushTable({ ...start, table }, false)
-  return { renderer: { ...drawn.renderer, table: { header: held.header, aligns: held.aligns, rows: [], size: 0, continued: true } }, output: drawn.output }
+  return { renderer: { ...drawn.renderer, table: { header: held.header, aligns: held.aligns, rows: undefined, size: 0, continued: true } }, output: drawn.output }
 }
 
-const heldTable = (header: string, continued: boolean): HeldTable => ({ header, aligns: undefined, rows: [], size: header.length, continued })
+const heldTable = (header: string, continued: boolean): HeldTable => ({ header, aligns: undefined, rows: undefined, size: header.length, continued })
 
 /** Draws the held table (or, when no delimiter row followed it, its one line as prose); `last` leaves off the final newline. */
 const flushTable = (renderer: Renderer, last: boolean): Rendered => {
@@ -294,7 +303,7 @@ const flushTable = (renderer: Renderer, last: boolean): Rendered => {
   const row = (line: string) => Table.cells(line).slice(0, width).map(parse)
   const lines = Table.draw({
     header: held.continued ? undefined : row(held.header),
-    rows: held.rows.map(row),
+    rows: inOrder(held.rows).map(row),
     aligns: held.aligns,
     columns: renderer.columns,
     mark: STYLE.mark,
@@ -376,7 +385,7 @@ const isIndent = (run: Run): boolean => /^[ \t]*$/.test(run.text)
  */
 const fitted = (runs: ReadonlyArray<Run>, columns: number | undefined): ReadonlyArray<Run> => {
   if (columns === undefined) return runs
-  const expanded = runs.map((run) => (isIndent(run) ? { ...run, text: run.text.replace(/\t/g, "    ") } : run))
+  const expanded = runs.map((run) => (run.sgr === STYLE.mark ? run : { ...run, text: run.text.replace(/\t/g, "    ") }))
   return Flow.runsWidth(expanded) * 2 <= columns ? expanded : expanded.filter((run) => !isIndent(run))
 }
 
@@ -490,7 +499,7 @@ const block = (text: string, at: number, prefix: ReadonlyArray<Run>, complete: b
     const after = rest[1]
     if (after === undefined && !complete) return undefined
     if (after === undefined) return continues(start + 1, [...head, as("•")])
-    if (after === " " || after === "\t") return continues(start + 2, [...head, as("• ")])
+    if (after === " " || after === "\t") return continues(start + 2, [...head, as(`•${after}`)])
   }
   if (first >= "0" && first <= "9") {
     // An ordered item (`1.`, `2)`): its number kept, its rows hung under its text.
@@ -499,7 +508,7 @@ const block = (text: string, at: number, prefix: ReadonlyArray<Run>, complete: b
     if (number !== undefined) {
       const after = rest[number.length]
       if (after === undefined && !complete) return undefined
-      if (after === " " || after === "\t") return continues(start + number.length + 1, [...head, as(`${number} `)])
+      if (after === " " || after === "\t") return continues(start + number.length + 1, [...head, as(number + after)])
     }
   }
   return continues(start)

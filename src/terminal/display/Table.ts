@@ -39,7 +39,8 @@ export const cells = (line: string): ReadonlyArray<string> => {
     } else cell += ch
   }
   found.push(cell)
-  return found.map((c) => c.replace(/^[ \t]+|[ \t]+$/g, ""))
+  // (A tab inside a cell is a space: where a tab stop falls in a column is not the column's business.)
+  return found.map((c) => c.replace(/^[ \t]+|[ \t]+$/g, "").replace(/\t/g, " "))
 }
 
 /** The alignments a delimiter row (`|:--|--:|`) gives, or `undefined` when the line is not one. */
@@ -91,6 +92,7 @@ const widths = (natural: ReadonlyArray<number>, columns: number | undefined): Re
 
 /** `runs` broken into rows `width` wide. */
 const fill = (runs: ReadonlyArray<Run>, width: number): ReadonlyArray<ReadonlyArray<Run>> => {
+  if (Flow.runsWidth(runs) <= width) return [runs]
   const flow = Flow.make(width, 0, [])
   const pushed = Flow.push(flow, runs)
   const all = [...pushed.runs, ...Flow.close(pushed.flow)]

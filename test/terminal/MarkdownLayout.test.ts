@@ -111,6 +111,41 @@ describe("Markdown laid out to the screen's width", () => {
     )
   })
 
+  it("fed one UTF-16 unit at a time, the output is the same as for the whole text (300 texts, tables and all)", () => {
+    const table = fc.constantFrom("| a | b |\n|:--|--:|\n| 1 | 22 |\n", "| 界 | e\u0301 |\n|---|:-:|\n| 😀 | \u001b[31m |\n\n")
+    const text = fc.array(fc.oneof(prose, table), { minLength: 1, maxLength: 3 }).map((parts) => parts.join("\n"))
+    fc.assert(
+      fc.property(text, columns, (whole, width) => {
+        expect(render(whole.split(""), width)).toBe(render([whole], width))
+      }),
+      { numRuns: 300 }
+    )
+  })
+
+  it("escapes a cell's control characters before measuring it: its escape is what lines up", () => {
+    const text = "| code | n |\n|---|--:|\n| \u001b[31mred\u001b[0m | 1 |\n| \u001b]8;;http://x\u0007y | 22 |\n| plain | 333 |\n"
+    const output = render([text], 80)
+    expect(output.replace(SGR, "")).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/)
+    const shown = rows(output).filter((row) => row.includes("│"))
+    expect(shown.map((row) => row.indexOf("│"))).toEqual(shown.map(() => shown[0]?.indexOf("│")))
+    expect(shown[1]).toContain("\\e[31mred\\e[0m")
+    expect(new Set(shown.map((row) => row.length)).size).toBe(1)
+  })
+
+  it("under attack: a 1 MB line with no blank, a list nested 50 deep, a cell of 40 combining marks", () => {
+    const long = "x".repeat(1 << 20)
+    const cutRows = rows(render(Array.from({ length: 256 }, (_, i) => long.slice(i * 4096, (i + 1) * 4096)), 80))
+    expect(cutRows.every((row) => row.length === 80 || row === cutRows.at(-1))).toBe(true)
+    expect(cutRows.join("")).toBe(long)
+    const nested = Array.from({ length: 50 }, (_, i) => `${"  ".repeat(i)}- item ${i} with words that go on past the edge of an eighty-column screen`).join("\n")
+    const listRows = rows(render([nested], 80))
+    for (const row of listRows) expect(Width.width(row)).toBeLessThanOrEqual(80)
+    expect(listRows.filter((row) => row.includes("•")).length).toBe(50)
+    const marks = rows(render([`| a | b |\n|---|---|\n| x${"\u0301".repeat(40)} | y |\n`], 40))
+    for (const row of marks) expect(Width.width(row)).toBeLessThanOrEqual(40)
+    console.log(`1 MB line: ${cutRows.length} rows; 50-deep list: ${listRows.length} rows; cell of marks: ${marks.length} rows`)
+  })
+
   it("draws a table with aligned columns: separators in one column, right-aligned text ending in one column", () => {
     const text = "| Name | Size | Kind |\n|:-----|-----:|:----:|\n| a.ts | 12 | file |\n| 日本語.md | 12345 | dir |\n| e\u0301\u0301.txt | 7 | 😀 |\n"
     for (const colour of [true, false]) {

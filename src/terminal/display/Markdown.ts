@@ -339,7 +339,7 @@ const line = (renderer: Renderer, piece: string, complete: boolean): Rendered =>
   if (layout === undefined) {
     const decided = decide(renderer.fence, pending, complete, renderer.spanLimit, renderer.colour)
     if (decided === undefined) return after(pending, renderer.fence)
-    const prefix = decided._tag === "Line" && decided.layout._tag === "Inline" ? fitted(decided.runs, renderer.columns) : ruled(decided.runs, renderer.columns)
+    const prefix = decided._tag === "Line" && decided.layout._tag === "Inline" ? fitted(decided.runs, renderer.columns) : ruled(decided.runs, renderer.columns === undefined ? undefined : renderer.columns - renderer.column)
     write(prefix)
     if (decided._tag === "Whole") return after("", decided.fence)
     layout = decided.layout

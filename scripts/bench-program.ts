@@ -13,7 +13,7 @@
  *   reading and parsing its lines directly; time and peak memory.
  * - `overflow`: BashRunner running `yes` (killed at the output limit) and
  *   `head -c 65536 /dev/zero`, alternately; and `true` started through the
- *   lifeline's spawner, against bash spawned bare.
+ *   lifeline (its gate, held until armed), against bash spawned bare.
  * - `scale`: a session of N records opened with the real layers, then text turns
  *   against the loopback model: the time from a turn's completed response to the
  *   next prompt's questions being ready, and the CPU of one request (built from the
@@ -50,25 +50,25 @@ const cpu = (): number => {
   return (user + system) / 1000
 }
 /**
- * CPU time (user + system, in ms) of the bash helpers this process started, and of
- * their bash helpers: the lifeline's watcher and spawner. Their own time only: a
- * command's bash, reaped by them, is in neither this nor the floor. /proc counts in
- * clock ticks (10 ms); a turn's total is many of them.
+ * CPU time (user + system, in ms) of the lifeline's watchers this process
+ * started (`/bin/sh` children), with that of the sleepers and sleeps they have
+ * reaped (their children's time, which the kernel adds to theirs once reaped).
+ * A command's bash is this process's child, not the watcher's: in neither this
+ * nor the floor. /proc counts in clock ticks (10 ms); a turn's total is many of them.
  */
 const helperCpu = (): number => {
-  const stats = Fs.readdirSync("/proc").filter((name) => /^\d+$/.test(name)).flatMap((pid) => {
+  const watchers = Fs.readdirSync("/proc").filter((name) => /^\d+$/.test(name)).flatMap((pid) => {
     try {
       const stat = Fs.readFileSync(`/proc/${pid}/stat`, "utf8")
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-      return [{ pid: Number(pid), bash: stat.includes("(bash)"), ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) }]
+      if (Number(fields[1]) !== process.pid || !/\((sh|dash|bash)\)/.test(stat)) return []
+      if (!Fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("armed=")) return []
+      return [Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])]
     } catch {
       return []
     }
   })
-  const watchers = stats.filter((p) => p.bash && p.ppid === process.pid)
-  const ids = new Set(watchers.map((p) => p.pid))
-  const spawners = stats.filter((p) => p.bash && ids.has(p.ppid))
-  return [...watchers, ...spawners].reduce((sum, p) => sum + p.ticks, 0) * 10
+  return watchers.reduce((sum, ticks) => sum + ticks, 0) * 10
 }
 const median = (values: ReadonlyArray<number>): number => {
   const sorted = [...values].sort((a, b) => a - b)
@@ -410,7 +410,7 @@ const overflow = (options: typeof OverflowOptions.Type) =>
       yes.push(a.ms)
       head.push(b.ms)
     }
-    // What arm-before-run adds to a start: `true` through the lifeline's spawner, vs bash spawned bare.
+    // What arm-before-run adds to a start: `true` through the lifeline's gate, vs bash spawned bare.
     const lifeline = yield* Lifeline.make
     const closed = (child: ChildProcess) => new Promise<void>((resolve) => child.on("close", () => resolve()))
     const env = { PATH: process.env["PATH"] ?? "/usr/bin:/bin" }

@@ -20,7 +20,7 @@
 //             empty conversation's start-up + the restore of those records
 //   overflow  BashRunner killing `yes` at the 64 KiB output limit  vs  BashRunner
 //             running `head -c 65536 /dev/zero`; and a start of `true` through the lifeline's
-//             spawner (held until armed) beside bash spawned bare
+//             gate (held until armed) beside bash spawned bare
 //
 // start runs the built CLI (npm run build); the others bundle scripts/bench-program.ts
 // from src into a temporary directory, so they need no build.
@@ -497,7 +497,7 @@ const overflow = async () => {
   if (!result.truncated) throw new Error("`yes` was not stopped at the output limit")
   return [
     row("d) overflow stop: `yes` to 64 KiB", ms(result.yes), `head -c 65536 ${ms(result.head)}`, result.yes / result.head, GOALS.overflow,
-      `a start of \`true\` through the lifeline's spawner (held until armed): ${ms(result.spawnerStart)}, bash spawned bare ${ms(result.bareSpawn)}`)
+      `a start of \`true\` through the lifeline's gate (held until armed): ${ms(result.spawnerStart)}, bash spawned bare ${ms(result.bareSpawn)}`)
   ]
 }
 

@@ -5,8 +5,10 @@
 //   beside it is the one made here):
 //   - `app.cjs`, the command line and the chat's start: what the banner and the
 //     first prompt need;
-//   - `ChatAgent-*.cjs`, the rest of the chat (the Agent's parts, bash, the demo
-//     model), loaded once the prompt is drawn (cli/Chat.ts imports it then);
+//   - `AgentParts-*.cjs` (the Agent loop, the model client, bash) and
+//     `ChatAgent-*.cjs` (the chat's demo model and practice request), the rest of
+//     the chat, loaded once the prompt is drawn (Mino.agentLayer and cli/Chat.ts
+//     import them then);
 //   - `Print-*.cjs`, the commands that only print (help, version, completions, log);
 //   - `chunk-*.cjs`, the code these share, loaded with `app.cjs`;
 //   - `openai.cjs`, the SDK, loaded when the model client first needs it (after the prompt).

@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Arguments from "./cli/Arguments.js"
-import { chat, Stop } from "./cli/Chat.js"
+import { chat, ExitWith } from "./cli/Chat.js"
 import * as CodeCache from "./cli/CodeCache.js"
 import type * as Print from "./cli/Print.js"
 import * as Escape from "./security/Escape.js"
@@ -40,7 +40,7 @@ const teardown = <E, A>(exit: Exit.Exit<E, A>, onExit: (code: number) => void) =
   if (Exit.isSuccess(exit)) return onExit(0)
   if (Cause.isInterruptedOnly(exit.cause)) return onExit(130)
   const failure = Cause.failureOption(exit.cause)
-  if (Option.isSome(failure) && failure.value instanceof Stop) {
+  if (Option.isSome(failure) && failure.value instanceof ExitWith) {
     // Messages carry paths and error details from outside: one escaped line. (Without
     // one, `message` is Error's empty default, and nothing is written.)
     const { message } = failure.value
@@ -68,7 +68,7 @@ const runMain = makeRunMain(({ fiber, teardown }) => {
 })
 
 Arguments.parse(process.argv.slice(2)).pipe(
-  Effect.catchTag("UsageError", (error) => new Stop({ code: 2, message: error.message })),
+  Effect.catchTag("UsageError", (error) => new ExitWith({ code: 2, message: error.message })),
   Effect.flatMap(dispatch),
   runMain({ disableErrorReporting: true, teardown })
 )

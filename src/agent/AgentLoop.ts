@@ -19,6 +19,7 @@
  * `TurnClosing` that recovery uses on restart.
  */
 import * as Cause from "effect/Cause"
+import type * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -28,8 +29,9 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { Approver } from "../approval/Approver.js"
-import { type CompletedResponse, ModelClient } from "../model/ModelClient.js"
+import { type CompletedResponse, ModelClient, ModelError } from "../model/ModelClient.js"
 import type { OpenTurn } from "../session/conversation/ConversationState.js"
+import type { SessionWriteError } from "../session/conversation/DurableFile.js"
 import type { SessionRecord, TurnStatus } from "../session/records/Records.js"
 import { SessionStore } from "../session/SessionStore.js"
 import type { Closing } from "../session/conversation/TurnClosing.js"
@@ -37,7 +39,7 @@ import { freeze } from "../tools/Tool.js"
 import { ToolRegistry } from "../tools/ToolRegistry.js"
 import * as ToolResult from "../tools/ToolResult.js"
 import type { AgentEvent } from "./AgentEvent.js"
-import { batchRefusal } from "./Limits.js"
+import { batchOverLimit } from "./Limits.js"
 import * as Stopping from "./Stopping.js"
 import { type FunctionCall, type ResponseItem, validate } from "../protocol/ResponseItem.js"
 import { Agent, AgentBusy, type AgentConfig, type TurnOptions, type TurnOutcome } from "./Agent.js"
@@ -46,7 +48,7 @@ import { Agent, AgentBusy, type AgentConfig, type TurnOptions, type TurnOutcome 
 export const layer = (config: AgentConfig) => Layer.effect(Agent, make(config))
 
 /** How a turn ends early: the status and one line for the user and the record. */
-class TurnStop extends Data.TaggedError("TurnStop")<{ readonly status: TurnStatus; readonly reason: string }> {}
+export class TurnEndsEarly extends Data.TaggedError("TurnEndsEarly")<{ readonly status: TurnStatus; readonly reason: string }> {}
 
 /** What the calls of a turn that stops early become (see `TurnClosing`). */
 const stopped = (status: TurnStatus, reason: string): Closing => ({
@@ -75,160 +77,210 @@ const interruptedTurn: Closing = {
 /** The view of a turn with nothing saved yet. */
 const emptyTurn = (turnId: string): OpenTurn => ({ turnId, items: [], callIds: new Set(), requests: 0, unfinished: [], toolTurn: false, firstLine: 0 })
 
-const make = (config: AgentConfig) =>
+/**
+ * How a turn's steps ended, pure: completed; closed early with a `Closing` (a
+ * `TurnEndsEarly`, a model failure, an interruption, with the stop's cause when
+ * one was requested); or an error or defect that is not the turn's to close.
+ */
+export type Ending<E> =
+  | { readonly _tag: "Completed" }
+  | { readonly _tag: "Closed"; readonly closing: Closing }
+  | { readonly _tag: "Failed"; readonly error: E }
+  | { readonly _tag: "Defect"; readonly defect: unknown }
+
+export const howItEnded = <E>(exit: Exit.Exit<void, E | TurnEndsEarly | ModelError>, stopCause: string | undefined): Ending<E> => {
+  if (Exit.isSuccess(exit)) return { _tag: "Completed" }
+  const failure = Cause.failureOption(exit.cause)
+  if (Option.isSome(failure)) {
+    const error = failure.value
+    if (error instanceof TurnEndsEarly) return { _tag: "Closed", closing: stopped(error.status, error.reason) }
+    if (error instanceof ModelError) return { _tag: "Closed", closing: stopped("failed", error.message) }
+    return { _tag: "Failed", error }
+  }
+  if (Cause.isInterruptedOnly(exit.cause)) return { _tag: "Closed", closing: interruption(stopCause) }
+  // A defect: as it would have without the fiber.
+  return { _tag: "Defect", defect: Cause.squash(exit.cause) }
+}
+
+/** How interrupted steps close the turn: with the stop's cause, if one was requested. */
+const interruption = (stopCause: string | undefined): Closing => stopCause === undefined ? interruptedTurn : cancelledTurn(stopCause)
+
+/** The services a turn uses, and what the Agent remembers between turns. */
+interface Parts {
+  readonly config: AgentConfig
+  readonly model: Context.Tag.Service<ModelClient>
+  readonly store: Context.Tag.Service<SessionStore>
+  readonly tools: Context.Tag.Service<ToolRegistry>
+  readonly approver: Context.Tag.Service<Approver>
+  /**
+   * How many first turns of the history go without their reasoning: set when the endpoint could
+   * not use it (Adaptation.ts), to the turns sent then; later turns keep theirs.
+   */
+  readonly reasoning: { withoutBefore: number }
+}
+
+type Emit = (event: AgentEvent) => Effect.Effect<void>
+
+/** One turn's means of acting: its id, how it stops, how it reports and saves. */
+interface Turn {
+  readonly turnId: string
+  readonly stopping: Stopping.Stopping
+  readonly emit: Emit
+  /** Saves a record: it lands or fails, and a stop waits for it. */
+  readonly save: (record: SessionRecord) => Effect.Effect<void, TurnEndsEarly | SessionWriteError>
+}
+
+/** Waiting (for the model, for a decision) begins only if no stop has been requested; a stop interrupts it. */
+const unlessStopped = <A, E>(turn: Turn, effect: Effect.Effect<A, E>) => Effect.zipRight(turn.stopping.check, effect)
+
+const saveResult = (turn: Turn, call: { readonly call_id: string; readonly name: string }, result: ToolResult.ToolResult) =>
   Effect.gen(function*() {
-    const model = yield* ModelClient
-    const store = yield* SessionStore
-    const tools = yield* ToolRegistry
-    const approver = yield* Approver
-    const lock = yield* Effect.makeSemaphore(1)
-    // How many first turns of the history go without their reasoning: set when the endpoint could
-    // not use it (Adaptation.ts), to the turns sent then; later turns keep theirs.
-    let withoutReasoningBefore = 0
+    yield* turn.save({ type: "tool_result", turn_id: turn.turnId, call_id: call.call_id, name: call.name, result })
+    yield* turn.emit({ _tag: "ToolFinished", callId: call.call_id, name: call.name, result })
+  })
 
-    const runTurn = (input: string, emit: (event: AgentEvent) => Effect.Effect<void>, options: TurnOptions) =>
+/** One call: prepare → approve → save start → execute → save result. */
+const runCall = (parts: Parts, turn: Turn, call: FunctionCall) =>
+  Effect.gen(function*() {
+    yield* turn.stopping.check
+    const prepared = yield* Effect.either(parts.tools.prepare(call.name, call.arguments))
+    if (Either.isLeft(prepared)) return yield* saveResult(turn, call, prepared.left.result)
+    // Frozen, not copied: the approver can read the display, not change what the screen shows of it.
+    const display = freeze(prepared.right.display)
+    const decision = yield* unlessStopped(turn, parts.approver.decide(display))
+    if (!decision.approved) {
+      if (decision.endTurn === true) return yield* new TurnEndsEarly({ status: "cancelled", reason: decision.reason })
+      return yield* saveResult(turn, call, ToolResult.make("denied", decision.reason))
+    }
+    yield* turn.save({ type: "tool_start", turn_id: turn.turnId, call_id: call.call_id, name: call.name })
+    yield* turn.emit({ _tag: "ToolRunning", callId: call.call_id, display })
+    // A stop makes the tool end the call and return what it has; one that does not is cut off.
+    const result = yield* unlessStopped(turn, turn.stopping.executing((cancel) => Effect.scoped(prepared.right.execute(cancel))))
+    yield* saveResult(turn, call, result)
+  })
+
+/** One model request: the earlier completed turns (kept serialised by the store), then this turn so far. */
+const request = (parts: Parts, current: ReadonlyArray<ResponseItem>, emit: Emit) =>
+  Effect.gen(function*() {
+    const { config, store, tools, reasoning } = parts
+    yield* emit({ _tag: "ModelWaiting" })
+    const sentTurns = store.history.turns
+    const events = parts.model.respond({
+      model: config.model,
+      instructions: config.instructions,
+      history: store.history,
+      input: current,
+      withoutReasoningBefore: reasoning.withoutBefore,
+      tools: tools.definitions
+    })
+    // Text is shown as it streams; only the completed response is acted on.
+    const completed = yield* Stream.runFoldEffect(events, Option.none<CompletedResponse>(), (done, event) => {
+      switch (event._tag) {
+        case "TextDelta":
+          return Effect.as(emit(event), done)
+        case "Retrying":
+          return Effect.as(emit({ _tag: "ModelRetrying", message: event.message }), done)
+        case "Adapted":
+          if (event.adaptation === "without_earlier_reasoning") reasoning.withoutBefore = sentTurns
+          return Effect.as(emit({ _tag: "ModelAdapted", message: event.message }), done)
+        case "Completed":
+          return Effect.succeed(Option.some(event.response))
+      }
+    })
+    return yield* Option.match(completed, {
+      onNone: () => Effect.fail(new TurnEndsEarly({ status: "failed", reason: "the model stream ended without response.completed" })),
+      onSome: Effect.succeed
+    })
+  })
+
+/** The turn's steps, to the completed response that asks for nothing more; every way to end early is an error. */
+const steps = (parts: Parts, turn: Turn, input: string, saved: Effect.Effect<OpenTurn>) =>
+  Effect.gen(function*() {
+    yield* turn.save({ type: "user_input", turn_id: turn.turnId, text: input })
+    while (true) {
+      const before = yield* saved
+      const response = yield* unlessStopped(turn, request(parts, before.items, turn.emit))
+      const batch = validate(response.output, before.callIds)
+      yield* turn.save({ type: "model_response", turn_id: turn.turnId, response_id: response.id, output: response.output })
+      yield* turn.emit({ _tag: "ModelResponded" })
+      if (Either.isLeft(batch)) return yield* new TurnEndsEarly({ status: "failed", reason: `invalid response: ${batch.left}` })
+      if (batch.right.length === 0) return
+      // Every call of an accepted batch counts, whether it ran, was denied or was invalid.
+      const overLimit = batchOverLimit(before.requests + 1, before.callIds.size, batch.right.length)
+      if (overLimit !== undefined) return yield* new TurnEndsEarly({ status: "failed", reason: overLimit })
+      for (const call of batch.right) yield* runCall(parts, turn, call)
+    }
+  })
+
+/** One user turn: the steps in a fiber of their own, so that a stop can interrupt them and this fiber still closes the turn. */
+const runTurn = (parts: Parts, input: string, emit: Emit, options: TurnOptions) =>
+  Effect.gen(function*() {
+    const { store } = parts
+    const turnId = crypto.randomUUID()
+    const stopping = Stopping.make()
+    // The turn as saved so far: the Conversation owns it; nothing here mirrors it.
+    const saved = Effect.map(store.openTurn(turnId), (turn) => turn ?? emptyTurn(turnId))
+    const save = (record: SessionRecord) =>
+      Effect.uninterruptible(store.append(record)).pipe(
+        Effect.catchTag("RecordRejected", (e) => new TurnEndsEarly({ status: "failed", reason: e.message }))
+      )
+    const turn: Turn = { turnId, stopping, emit, save }
+
+    const end = (status: TurnStatus, reason?: string) =>
       Effect.gen(function*() {
-        const turnId = crypto.randomUUID()
-        const stopping = Stopping.make()
-        /** Waiting (for the model, for a decision) begins only if no stop has been requested; a stop interrupts it. */
-        const unlessStopped = <A, E>(effect: Effect.Effect<A, E>) => Effect.zipRight(stopping.check, effect)
-        // The turn as saved so far: the Conversation owns it; nothing here mirrors it.
-        const saved = Effect.map(store.openTurn(turnId), (turn) => turn ?? emptyTurn(turnId))
-        // A save lands or fails: a stop waits for it.
-        const save = (record: SessionRecord) =>
-          Effect.uninterruptible(store.append(record)).pipe(
-            Effect.catchTag("RecordRejected", (e) => new TurnStop({ status: "failed", reason: e.message }))
-          )
-
-        const saveResult = (call: { readonly call_id: string; readonly name: string }, result: ToolResult.ToolResult) =>
-          Effect.gen(function*() {
-            yield* save({ type: "tool_result", turn_id: turnId, call_id: call.call_id, name: call.name, result })
-            yield* emit({ _tag: "ToolFinished", callId: call.call_id, name: call.name, result })
-          })
-
-        const end = (status: TurnStatus, reason?: string) =>
-          Effect.gen(function*() {
-            const why = reason === undefined ? {} : { reason }
-            yield* emit({ _tag: "TurnEnded", status, ...why })
-            return { turnId, status, ...why } satisfies TurnOutcome
-          })
-
-        // A turn that stops early: its unfinished calls are closed the one way recovery closes them too.
-        const close = (closing: Closing) =>
-          Effect.gen(function*() {
-            const turn = yield* saved
-            yield* store.closeTurn(turnId, closing)
-            for (const call of turn.unfinished) {
-              const result = call.started ? closing.started : closing.unstarted
-              yield* emit({ _tag: "ToolFinished", callId: call.callId, name: call.name ?? "tool", result })
-            }
-            return yield* end(closing.status, closing.reason)
-          }).pipe(Effect.uninterruptible)
-
-        const runCall = (call: FunctionCall) =>
-          Effect.gen(function*() {
-            yield* stopping.check
-            const prepared = yield* Effect.either(tools.prepare(call.name, call.arguments))
-            if (Either.isLeft(prepared)) return yield* saveResult(call, prepared.left.result)
-            // Frozen, not copied: the approver can read the display, not change what the screen shows of it.
-            const display = freeze(prepared.right.display)
-            const decision = yield* unlessStopped(approver.decide(display))
-            if (!decision.approved) {
-              if (decision.endTurn === true) return yield* new TurnStop({ status: "cancelled", reason: decision.reason })
-              return yield* saveResult(call, ToolResult.make("denied", decision.reason))
-            }
-            yield* save({ type: "tool_start", turn_id: turnId, call_id: call.call_id, name: call.name })
-            yield* emit({ _tag: "ToolRunning", callId: call.call_id, display })
-            // A stop makes the tool end the call and return what it has; one that does not is cut off.
-            const result = yield* unlessStopped(stopping.executing((cancel) => Effect.scoped(prepared.right.execute(cancel))))
-            yield* saveResult(call, result)
-          })
-
-        /** The turn's steps, to the completed response that asks for nothing more; every way to end early is an error. */
-        const steps = Effect.gen(function*() {
-          yield* save({ type: "user_input", turn_id: turnId, text: input })
-          while (true) {
-            const before = yield* saved
-            const response = yield* unlessStopped(request(before.items, emit))
-            const batch = validate(response.output, before.callIds)
-            yield* save({ type: "model_response", turn_id: turnId, response_id: response.id, output: response.output })
-            yield* emit({ _tag: "ModelResponded" })
-            if (Either.isLeft(batch)) return yield* new TurnStop({ status: "failed", reason: `invalid response: ${batch.left}` })
-            if (batch.right.length === 0) return
-            // Every call of an accepted batch counts, whether it ran, was denied or was invalid.
-            const refusal = batchRefusal(before.requests + 1, before.callIds.size, batch.right.length)
-            if (refusal !== undefined) return yield* new TurnStop({ status: "failed", reason: refusal })
-            for (const call of batch.right) yield* runCall(call)
-          }
-        })
-
-        /** How interrupted steps close the turn: with the stop's cause, if one was requested. */
-        const interruption = () => {
-          const cause = stopping.cause()
-          return cause === undefined ? interruptedTurn : cancelledTurn(cause)
-        }
-
-        // The steps run in a fiber of their own, so that a stop can interrupt them and this fiber still closes the turn.
-        const running = yield* Effect.fork(steps)
-        if (options.cancel !== undefined) yield* Effect.forkScoped(stopping.watch(options.cancel, running))
-        const exit = yield* Fiber.await(running).pipe(
-          Effect.onInterrupt(() => Effect.ignore(Effect.zipRight(Fiber.interrupt(running), Effect.suspend(() => close(interruption())))))
-        )
-        if (Exit.isSuccess(exit)) {
-          // A turn_end holds nothing a secret or a cap could reject.
-          yield* Effect.uninterruptible(store.append({ type: "turn_end", turn_id: turnId, status: "completed" }).pipe(Effect.orDie))
-          return yield* end("completed")
-        }
-        const failure = Cause.failureOption(exit.cause)
-        if (Option.isSome(failure)) {
-          const error = failure.value
-          if (error._tag === "TurnStop") return yield* close(stopped(error.status, error.reason))
-          if (error._tag === "ModelError") return yield* close(stopped("failed", error.message))
-          return yield* error
-        }
-        if (Cause.isInterruptedOnly(exit.cause)) return yield* close(interruption())
-        // A defect: as it would have without the fiber.
-        return yield* Effect.die(Cause.squash(exit.cause))
-      }).pipe(Effect.scoped)
-
-    /** One model request: the earlier completed turns (kept serialised by the store), then this turn so far. */
-    const request = (current: ReadonlyArray<ResponseItem>, emit: (event: AgentEvent) => Effect.Effect<void>) =>
-      Effect.gen(function*() {
-        yield* emit({ _tag: "ModelWaiting" })
-        const sentTurns = store.history.turns
-        const events = model.respond({
-          model: config.model,
-          instructions: config.instructions,
-          history: store.history,
-          input: current,
-          withoutReasoningBefore,
-          tools: tools.definitions
-        })
-        // Text is shown as it streams; only the completed response is acted on.
-        const completed = yield* Stream.runFoldEffect(events, Option.none<CompletedResponse>(), (done, event) => {
-          switch (event._tag) {
-            case "TextDelta":
-              return Effect.as(emit(event), done)
-            case "Retrying":
-              return Effect.as(emit({ _tag: "ModelRetrying", message: event.message }), done)
-            case "Adapted":
-              if (event.adaptation === "without_earlier_reasoning") withoutReasoningBefore = sentTurns
-              return Effect.as(emit({ _tag: "ModelAdapted", message: event.message }), done)
-            case "Completed":
-              return Effect.succeed(Option.some(event.response))
-          }
-        })
-        return yield* Option.match(completed, {
-          onNone: () => Effect.fail(new TurnStop({ status: "failed", reason: "the model stream ended without response.completed" })),
-          onSome: Effect.succeed
-        })
+        const why = reason === undefined ? {} : { reason }
+        yield* emit({ _tag: "TurnEnded", status, ...why })
+        return { turnId, status, ...why } satisfies TurnOutcome
       })
 
+    // A turn that stops early: its unfinished calls are closed the one way recovery closes them too.
+    const close = (closing: Closing) =>
+      Effect.gen(function*() {
+        const open = yield* saved
+        yield* store.closeTurn(turnId, closing)
+        for (const call of open.unfinished) {
+          const result = call.started ? closing.started : closing.unstarted
+          yield* emit({ _tag: "ToolFinished", callId: call.callId, name: call.name ?? "tool", result })
+        }
+        return yield* end(closing.status, closing.reason)
+      }).pipe(Effect.uninterruptible)
+
+    const running = yield* Effect.fork(steps(parts, turn, input, saved))
+    if (options.cancel !== undefined) yield* Effect.forkScoped(stopping.watch(options.cancel, running))
+    const exit = yield* Fiber.await(running).pipe(
+      Effect.onInterrupt(() => Effect.ignore(Effect.zipRight(Fiber.interrupt(running), Effect.suspend(() => close(interruption(stopping.cause()))))))
+    )
+    const ended = howItEnded(exit, stopping.cause())
+    switch (ended._tag) {
+      case "Completed":
+        // A turn_end holds nothing a secret or a cap could reject.
+        yield* Effect.uninterruptible(store.append({ type: "turn_end", turn_id: turnId, status: "completed" }).pipe(Effect.orDie))
+        return yield* end("completed")
+      case "Closed":
+        return yield* close(ended.closing)
+      case "Failed":
+        return yield* ended.error
+      case "Defect":
+        return yield* Effect.die(ended.defect)
+    }
+  }).pipe(Effect.scoped)
+
+const make = (config: AgentConfig) =>
+  Effect.gen(function*() {
+    const parts: Parts = {
+      config,
+      model: yield* ModelClient,
+      store: yield* SessionStore,
+      tools: yield* ToolRegistry,
+      approver: yield* Approver,
+      reasoning: { withoutBefore: 0 }
+    }
+    const lock = yield* Effect.makeSemaphore(1)
     return Agent.of({
-      notices: store.notices,
-      questions: store.questions,
+      notices: parts.store.notices,
+      questions: parts.store.questions,
       turn: (input, emit, options = {}) =>
-        lock.withPermitsIfAvailable(1)(runTurn(input, emit, options)).pipe(
+        lock.withPermitsIfAvailable(1)(runTurn(parts, input, emit, options)).pipe(
           Effect.flatMap(Option.match({
             onNone: () => Effect.fail(new AgentBusy({ message: "busy: a turn is already running on this session" })),
             onSome: Effect.succeed
@@ -236,5 +288,3 @@ const make = (config: AgentConfig) =>
         )
     })
   })
-
-

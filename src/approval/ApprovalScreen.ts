@@ -40,14 +40,14 @@ export const DEFAULT_COLUMNS = 80
 export const LONG_COMMAND = 1000
 
 /** The command as shown: a JSON string literal (same value, read back by `JSON.parse`), blanks visible. */
-export const commandLiteral = (command: string): string => Escape.visibleBlanks(Escape.jsonString(command))
+export const commandLiteral = (command: string): string => Escape.jsonString(command)
 
 /** A value as shown on one line: escaped, a backslash doubled, blanks visible. */
-export const valueText = (value: string): string => Escape.visibleBlanks(Escape.forValue(value))
+export const valueText = (value: string): string => Escape.forValue(value)
 
 /** An entry as shown: `NAME=value`, escaped as a value, a space inside it as `\x20`. */
 export const entryText = (entry: DisplayEntry): string =>
-  Escape.visibleBlanks(`${Escape.forValue(entry.name)}=${Escape.forValue(entry.value)}`.replace(/ /g, "\\x20"))
+  Escape.visible(`${Escape.forValue(entry.name)}=${Escape.forValue(entry.value)}`.replace(/ /g, "\\x20"))
 
 /** An entry too wide for the screen, wrapped after its `:` separators, the rest indented under its value. */
 const wrapped = (shown: string, indent: number, columns: number): Array<string> => {

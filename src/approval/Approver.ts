@@ -7,7 +7,9 @@
  *
  * Each call gets its own decision: on a terminal, everything typed before the
  * prompt could be answered is discarded rather than taken as the answer (see
- * `Terminal.ask`). With piped input the prompt reads nothing (the next line is
+ * `Terminal.ask`), and the prompt can only be answered once the terminal has
+ * reported that it drew the screen (`terminal/input/Sighting`); a cursor
+ * report nobody asked for, arriving meanwhile, denies the call. With piped input the prompt reads nothing (the next line is
  * the next question) and denies; end of input at the prompt ends the turn
  * `cancelled`.
  */
@@ -38,6 +40,10 @@ export const PROMPT = "Approve this operation? [y/N] "
 
 export const isApproval = (answer: string): boolean => /^(y|yes)$/i.test(answer.trim())
 
+/** A report the terminal was not asked for came while the screen was on its way: typed by someone or something else. */
+export const FORGED_REPORT =
+  "Denied: the terminal's input held a cursor position report Mino had not asked for while the question was on its way to the screen, so no answer could be trusted."
+
 export const NOT_A_TERMINAL = "Denied: standard input is not a terminal, so no command can be approved."
 
 /** An answer quoted in a denial: escaped, and cut at 40 characters. */
@@ -48,6 +54,7 @@ const quoted = (text: string): string => {
 
 /** What an answer typed at the prompt decides. */
 export const judge = (answer: Answer): Decision => {
+  if (answer.forgedReport === true) return { approved: false, reason: FORGED_REPORT }
   if (answer.pasted) {
     return { approved: false, reason: "Denied: the answer held pasted text; only y or yes typed at the prompt approves." }
   }

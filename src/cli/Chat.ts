@@ -1,27 +1,29 @@
 /**
  * `mino` (and `mino --demo`): the chat as a program. It reads the configuration
- * once (`Config.ts`), opens the conversation and the terminal, shows the banner
- * and runs the Gateway. The rest of Mino — the model client, bash, the approver,
- * the Agent over them (`cli/ChatAgent.ts`, composed by `Mino.agentLayer`) — is
- * brought in once the first prompt is on the screen, while the user types, so
- * neither the prompt nor the first question waits for it. Every expected way to
- * stop is a `Stop`: one line on stderr and an exit code, for `main.ts`.
+ * once (`Config.ts`), opens the key and the conversation (`Mino.conversationLayer`)
+ * and the terminal, shows the banner and runs the Gateway. The rest of Mino — the
+ * model client, bash, the approver, the Agent over them (`cli/ChatAgent.ts`,
+ * composed by `Mino.agentLayer`) — is built once the first prompt is on the
+ * screen, while the user types (`Mino.staged`), so neither the prompt nor the
+ * first question waits for it. Every expected way to exit is an `ExitWith`: one line
+ * on stderr and an exit code, for `main.ts`.
  */
 import * as Fs from "node:fs"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as HashSet from "effect/HashSet"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
-import * as Scope from "effect/Scope"
-import { Agent, type AgentShape } from "../agent/Agent.js"
+import * as Redacted from "effect/Redacted"
+import { Agent } from "../agent/Agent.js"
 import * as Instructions from "../agent/Instructions.js"
 import * as MinoConfig from "../Config.js"
+import * as Mino from "../Mino.js"
 import * as Escape from "../security/Escape.js"
 import * as Either from "effect/Either"
-import * as Redacted from "effect/Redacted"
-import * as Endpoint from "../model/Endpoint.js"
 import * as GatewayHeaders from "../model/GatewayHeaders.js"
-import { Secrets, SHORT_KEY_WARNING } from "../security/Secrets.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { fromSignal, StopSignals } from "../StopSignals.js"
 import { Terminal } from "../terminal/Terminal.js"
@@ -31,20 +33,29 @@ import * as Banner from "./Banner.js"
 import * as Gateway from "./Gateway.js"
 import * as Wrap from "../terminal/display/Wrap.js"
 
-/** An expected way to stop: `message` goes to stderr as one line, then exit with `code`. */
-export class Stop extends Data.TaggedError("Stop")<{ readonly code: number; readonly message?: string }> {}
+/** An expected way to exit: `message` goes to stderr as one line, then exit with `code`. */
+export class ExitWith extends Data.TaggedError("ExitWith")<{ readonly code: number; readonly message?: string }> {}
 
 /** A warning on stderr, broken at word boundaries to the width of the terminal it goes to (whole when it is not one). */
 const warn = (text: string): void => {
   process.stderr.write(`${Wrap.wrap(text, process.stderr.isTTY === true ? process.stderr.columns : undefined)}\n`)
 }
 
+/**
+ * The chat's one logger (in place of `runMain`'s): what Mino says through Effect's
+ * logger (a key too short to redact) is a warning line on stderr, in Mino's words.
+ */
+const warnings = Layer.locallyScoped(
+  FiberRef.currentLoggers,
+  HashSet.make(Logger.make(({ message }) => warn(Escape.forLine((Array.isArray(message) ? message : [message]).map(String).join(" ")))))
+)
+
 /** The demo's key: a placeholder its loopback server ignores, not a secret. */
 const DEMO_KEY = "mino-demo"
 
 export const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>, onConfigured: () => void = () => {}) =>
   Effect.gen(function*() {
-    const config = yield* Effect.mapError(MinoConfig.chat, (error) => new Stop({ code: 2, message: `mino: ${error.message}` }))
+    const config = yield* Effect.mapError(MinoConfig.chat, (error) => new ExitWith({ code: 2, message: `mino: ${error.message}` }))
     // Started in a directory that was deleted or cannot be read: one line, not a stack trace.
     const cwd = yield* Effect.try({
       try: () => {
@@ -52,12 +63,12 @@ export const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>, onC
         Fs.accessSync(resolved, Fs.constants.R_OK | Fs.constants.X_OK)
         return resolved
       },
-      catch: () => new Stop({ code: 2, message: "mino: the current directory cannot be read (was it deleted?); start mino in another one." })
+      catch: () => new ExitWith({ code: 2, message: "mino: the current directory cannot be read (was it deleted?); start mino in another one." })
     })
     const modelName = flags.model ?? config.model
     const apiKey: Option.Option<Redacted.Redacted<string> | string> = flags.demo ? Option.some(DEMO_KEY) : config.apiKey
     if (Option.isNone(apiKey)) {
-      return yield* new Stop({ code: 2, message: "mino: OPENAI_API_KEY is not set; export your API key, or try `mino --demo`." })
+      return yield* new ExitWith({ code: 2, message: "mino: OPENAI_API_KEY is not set; export your API key, or try `mino --demo`." })
     }
     // A gateway's headers: checked against the key before anything is sent, their values then secrets like it.
     const headers = flags.demo
@@ -67,28 +78,31 @@ export const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>, onC
           Option.getOrUndefined(Option.map(config.headers, Redacted.value)),
           typeof apiKey.value === "string" ? apiKey.value.trim() : Redacted.value(apiKey.value).trim()
         ),
-        { onLeft: (problem) => Effect.fail(new Stop({ code: 2, message: `mino: ${problem}.` })), onRight: Effect.succeed }
+        { onLeft: (problem) => Effect.fail(new ExitWith({ code: 2, message: `mino: ${problem}.` })), onRight: Effect.succeed }
       )
     const stops = yield* StopSignals
 
     // What the banner and the prompt need: the key (to redact), the conversation, the terminal.
-    const opened = Layer.merge(
-      SessionStore.layer({ home: config.home, directory: cwd, demo: flags.demo, conversation: flags.conversation }),
+    const opened = Terminal.layer(
       // Ctrl+C and Ctrl+\ arrive as keys in raw mode: they request the same stop as the signals.
-      Terminal.layer((key) => stops.request(fromSignal(key === "quit" ? "SIGQUIT" : "SIGINT")))
-    ).pipe(Layer.provideMerge(flags.demo ? Secrets.layerPlaceholder(apiKey.value) : Secrets.layer(apiKey.value, GatewayHeaders.secretsOf(headers))))
+      (key) => stops.request(fromSignal(key === "quit" ? "SIGQUIT" : "SIGINT"))
+    ).pipe(Layer.provideMerge(Mino.conversationLayer({
+      apiKey: apiKey.value,
+      // The demo's key is a placeholder, no secret.
+      protectKey: !flags.demo,
+      // Where the key goes (a placeholder for a server on loopback is no warning), and the headers' values, secrets like it.
+      endpoint: { baseURL: config.baseURL, headers },
+      session: { home: config.home, directory: cwd, demo: flags.demo, conversation: flags.conversation }
+    })))
 
     const summary = yield* Effect.gen(function*() {
       const store = yield* SessionStore
-      const secrets = yield* Secrets
       // The configuration held: from here on, files may be written (the start-up code cache too).
       onConfigured()
-      // A placeholder key for a server on this machine (`ollama`, `x`) goes nowhere else: no warning.
-      if (!secrets.redactable && !flags.demo && !Endpoint.isLoopback(config.baseURL)) warn(SHORT_KEY_WARNING)
       // The project's AGENTS.md, checked like a tool call's arguments; a file that is refused says so once, before the banner.
       const loaded = yield* Instructions.load(cwd)
       if (loaded.warning !== undefined) warn(loaded.warning)
-      const later = yield* deferred(Effect.flatMap(
+      const later = yield* Mino.staged(Effect.flatMap(
         Effect.promise(() => import("./ChatAgent.js")),
         (ChatAgent) =>
           ChatAgent.build({
@@ -116,37 +130,18 @@ export const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>, onC
     }).pipe(Effect.provide(opened))
     // Stopped by Ctrl+C or a signal: the turn is closed on disk; exit 130 or 128+N.
     const stop = yield* stops.poll
-    if (Option.isSome(stop)) return yield* new Stop({ code: stop.value.exitCode })
+    if (Option.isSome(stop)) return yield* new ExitWith({ code: stop.value.exitCode })
     // Piped input: a script can tell from the exit code whether a turn failed.
-    if (summary.failedTurns > 0 && process.stdin.isTTY !== true) return yield* new Stop({ code: 1 })
+    if (summary.failedTurns > 0 && process.stdin.isTTY !== true) return yield* new ExitWith({ code: 1 })
   }).pipe(
     Effect.scoped,
+    Effect.provide(warnings),
     Effect.catchTags({
-      ConversationNotFound: (e) => new Stop({ code: 2, message: `mino: ${Escape.forLine(e.message)}.` }),
-      SessionBusy: (e) => new Stop({ code: 1, message: `mino: ${e.message}` }),
-      SessionOpenError: (e) => new Stop({ code: 1, message: `mino: ${e.message}` }),
-      SessionHomeError: (e) => new Stop({ code: 2, message: `mino: ${e.message}` }),
-      SessionWriteError: (e) => new Stop({ code: 1, message: `mino: ${e.message}; the chat has stopped.` }),
-      AgentBusy: (e) => new Stop({ code: 1, message: `mino: ${e.message}` })
+      ConversationNotFound: (e) => new ExitWith({ code: 2, message: `mino: ${Escape.forLine(e.message)}.` }),
+      SessionBusy: (e) => new ExitWith({ code: 1, message: `mino: ${e.message}` }),
+      SessionOpenError: (e) => new ExitWith({ code: 1, message: `mino: ${e.message}` }),
+      SessionHomeError: (e) => new ExitWith({ code: 2, message: `mino: ${e.message}` }),
+      SessionWriteError: (e) => new ExitWith({ code: 1, message: `mino: ${e.message}; the chat has stopped.` }),
+      AgentBusy: (e) => new ExitWith({ code: 1, message: `mino: ${e.message}` })
     })
   )
-
-/**
- * An Agent whose parts are built once: when `warm` runs (after the first
- * prompt), or at the first turn if that comes sooner. Its notices and questions
- * come from the conversation, open already. What it builds is held by the
- * chat's scope, and built with the services around it now.
- */
-const deferred = <R>(build: Effect.Effect<AgentShape, never, R | Scope.Scope>) =>
-  Effect.gen(function*() {
-    const store = yield* SessionStore
-    const scope = yield* Effect.scope
-    const context = yield* Effect.context<Exclude<R, Scope.Scope>>()
-    const ready = yield* Effect.cached(build.pipe(Scope.extend(scope), Effect.provide(context)))
-    const agent: AgentShape = {
-      notices: store.notices,
-      questions: store.questions,
-      turn: (input, emit, options) => Effect.flatMap(ready, (built) => built.turn(input, emit, options))
-    }
-    return { agent, warm: Effect.asVoid(Effect.forkIn(ready, scope)) }
-  })

@@ -14,6 +14,7 @@ import * as Scope from "effect/Scope"
 import { Agent } from "../agent/Agent.js"
 import type { AgentEvent } from "../agent/AgentEvent.js"
 import * as Escape from "../security/Escape.js"
+import * as SetApart from "../terminal/display/SetApart.js"
 import * as Markdown from "../terminal/display/Markdown.js"
 import { fromSignal, type StopSignalsShape } from "../StopSignals.js"
 import * as ChatCommands from "./ChatCommands.js"
@@ -144,6 +145,40 @@ const afterThisTick = Effect.async<void>((resume) => {
 const fitToScreen = (terminal: TerminalShape) => (text: string) =>
   Effect.map(terminal.screen, (screen) => Wrap.wrap(text, Option.getOrUndefined(Option.map(screen, ({ columns }) => columns))))
 
+/** Where the model's text stands in the response being drawn: whether it has begun, and in which output item. */
+export interface Speech {
+  readonly speaking: boolean
+  readonly item: string | undefined
+}
+
+/** Before a response's first text. */
+export const SILENT: Speech = { speaking: false, item: undefined }
+
+/** What a text delta opens before its text: the answer (`Assistant> `), a new paragraph (another message item), or nothing. */
+export type Opening = "answer" | "paragraph" | "nothing"
+
+/**
+ * What a text delta does to the speech, pure: the first opens the answer, one
+ * of another output item a paragraph (a delta with no item stays in the one
+ * being drawn), and a refusal's first text is marked `[refusal]`.
+ */
+export const speak = (speech: Speech, delta: { readonly item?: string; readonly refusal?: boolean }): {
+  readonly speech: Speech
+  readonly opens: Opening
+  readonly marksRefusal: boolean
+} => {
+  const item = delta.item ?? speech.item
+  const opens: Opening = !speech.speaking ? "answer" : item !== speech.item ? "paragraph" : "nothing"
+  return { speech: { speaking: true, item }, opens, marksRefusal: opens !== "nothing" && delta.refusal === true }
+}
+
+/** A finished call's output as the screen shows it under its header: folded, escaped, ending in a newline; a denial's is already on screen. */
+export const resultBody = (result: ToolResult.ToolResult): string => {
+  const shown = result.status === "denied" ? "" : result.output
+  // A command's output, like the model's text, cannot pass for Mino's own screen.
+  return shown.length > 0 ? SetApart.whole(Escape.forDisplay(Fold.fold(shown)), false).replace(/\n?$/, "\n") : ""
+}
+
 /** Turns Agent events into screen output, with a spinner while waiting. */
 const renderer = Effect.gen(function*() {
   const terminal = yield* Terminal
@@ -166,8 +201,7 @@ const renderer = Effect.gen(function*() {
   // has begun speaking in this response and in which output item, and the bounds
   // the running call was approved with (for its result header).
   let midLine = false
-  let speaking = false
-  let item: string | undefined
+  let speech = SILENT
   let bounds: ToolResult.Bounds = {}
 
   const out = (text: string) =>
@@ -201,8 +235,7 @@ const renderer = Effect.gen(function*() {
       if (event._tag !== "TextDelta") yield* endText
       switch (event._tag) {
         case "ModelWaiting":
-          speaking = false
-          item = undefined
+          speech = SILENT
           return yield* startSpinner("waiting for the model")
         case "ModelRetrying":
           // One line per retry, then the wait goes on.
@@ -215,38 +248,32 @@ const renderer = Effect.gen(function*() {
           yield* out(terminal.style("dim", yield* fitted(Escape.forLine(event.message))) + "\n")
           return yield* startSpinner("waiting for the model")
         case "TextDelta": {
-          const next = event.item ?? item
-          const starts = !speaking || next !== item
-          if (!speaking) yield* out(`${assistant} `)
+          const step = speak(speech, event)
+          speech = step.speech
+          if (step.opens === "answer") yield* out(`${assistant} `)
           // Separate message items of one response are separate paragraphs.
-          else if (next !== item) {
+          if (step.opens === "paragraph") {
             yield* endText
             yield* out(midLine ? "\n\n" : "\n")
           }
-          if (starts && event.refusal === true) yield* out(`${refusal} `)
-          if (starts) {
-            const taken = (speaking ? 0 : "Assistant> ".length) + (event.refusal === true ? "[refusal] ".length : 0)
+          if (step.marksRefusal) yield* out(`${refusal} `)
+          // Each message is laid out to the screen's width as it is then, after what opened it.
+          if (step.opens !== "nothing") {
+            const taken = (step.opens === "answer" ? "Assistant> ".length : 0) + (step.marksRefusal ? "[refusal] ".length : 0)
             markdown = yield* markdownFor(taken)
           }
-          speaking = true
-          item = next
           return yield* draw(Markdown.feed(markdown, event.text))
         }
         case "ModelResponded":
-          return yield* speaking ? ownLine : out(`${assistant}\n`)
+          return yield* speech.speaking ? ownLine : out(`${assistant}\n`)
         case "ToolRunning":
           bounds = Tool.bounds(event.display)
           return yield* startSpinner("running")
-        case "ToolFinished": {
-          const { result } = event
-          // A denial's sentence is already on the screen, under the prompt.
-          const shown = result.status === "denied" ? "" : result.output
-          const output = shown.length > 0 ? Escape.forDisplay(Fold.fold(shown)).replace(/\n?$/, "\n") : ""
+        case "ToolFinished":
           yield* ownLine
-          yield* out(`\n${terminal.style("dim", ToolResult.header(result, bounds))}\n${output}\n`)
+          yield* out(`\n${terminal.style("dim", ToolResult.header(event.result, bounds))}\n${resultBody(event.result)}\n`)
           bounds = {}
           return
-        }
         case "TurnEnded":
           if (event.status === "completed") return yield* out("\n")
           // A failure or cancellation never continues the model's line.

@@ -1,13 +1,13 @@
 /**
  * The commands that print and end: the help, the version, a shell's completion
- * script, `mino log` and `mino sessions`. Each fails with a `Stop` for an exit code other than 0.
+ * script, `mino log` and `mino sessions`. Each fails with a `ExitWith` for an exit code other than 0.
  */
 import * as Effect from "effect/Effect"
 import * as MinoConfig from "../Config.js"
 import * as Escape from "../security/Escape.js"
 import * as Conversations from "../session/directory/Conversations.js"
 import { VERSION } from "../version.js"
-import { Stop } from "./Chat.js"
+import { ExitWith } from "./Chat.js"
 import * as CodeCache from "./CodeCache.js"
 import * as Commands from "./Commands.js"
 import * as Help from "./Help.js"
@@ -28,7 +28,7 @@ export const version = print(`${VERSION}\n`)
 export const completions = (shell: Commands.Shell) => Effect.flatMap(Commands.completions(shell), print)
 
 /** `mino log` or `mino sessions`: what it reads is this directory's, unless it names a conversation. */
-export const log = (invocation: Commands.Log | Commands.Sessions): Effect.Effect<void, Stop> =>
+export const log = (invocation: Commands.Log | Commands.Sessions): Effect.Effect<void, ExitWith> =>
   Effect.gen(function*() {
     // `mino log | head`: a reader that stops early ends the log quietly.
     process.stdout.on("error", () => process.exit(0))
@@ -43,5 +43,5 @@ export const log = (invocation: Commands.Log | Commands.Sessions): Effect.Effect
     if (output.code === 0) CodeCache.configurationChecked()
     process.stdout.write(output.stdout)
     process.stderr.write(output.stderr)
-    if (output.code !== 0) return yield* new Stop({ code: output.code })
+    if (output.code !== 0) return yield* new ExitWith({ code: output.code })
   })

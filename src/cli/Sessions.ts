@@ -46,7 +46,7 @@ const excerpt = (text: string): string => {
 /** One conversation: its id, start and turns; where; its last question. */
 export const entry = (summary: Conversations.Summary, here: string | undefined): string => {
   const started = Time.utc(summary.startedAt, "minute") ?? "at an unknown time"
-  const lines = [`${summary.id}  started ${started}  ${plural(summary.turns, "turn")}`, `  ${where(summary, here)}`]
+  const lines = [`${Escape.forLine(summary.id)}  started ${started}  ${plural(summary.turns, "turn")}`, `  ${where(summary, here)}`]
   if (summary.lastQuestion !== undefined) lines.push(`  last question: ${excerpt(summary.lastQuestion)}`)
   return lines.join("\n") + "\n"
 }

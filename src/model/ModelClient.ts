@@ -45,6 +45,7 @@ import * as HttpTransport from "./transport/HttpTransport.js"
 import * as RequestBody from "./request/RequestBody.js"
 import type { ModelRequest } from "./request/RequestBody.js"
 import * as Retry from "./transport/Retry.js"
+import * as EventFrames from "./stream/EventFrames.js"
 import * as StreamEvents from "./stream/StreamEvents.js"
 import * as ThreadEvents from "./stream/ThreadEvents.js"
 
@@ -248,7 +249,8 @@ const make = (config: ModelClientConfig) =>
           if (response.ok) {
             return response.body === null
               ? response
-              : new Response(ThreadEvents.unnamed(response.body), { status: response.status, statusText: response.statusText, headers: response.headers })
+              // Whole, bounded events (EventFrames.ts): the SDK's own reader would cost the square of an event's size.
+              : new Response(EventFrames.framed(ThreadEvents.unnamed(response.body)), { status: response.status, statusText: response.statusText, headers: response.headers })
           }
           // The SDK keeps only an error body's `error` key; keep the text for what it said otherwise.
           // Redacted before anything reads it (the SDK too), and where the cap cut it.
@@ -318,6 +320,7 @@ const make = (config: ModelClientConfig) =>
           ? error("context_window", `model stream error: ${ErrorBody.CONTEXT_WINDOW_MESSAGE}`)
           : error("failed", `model stream error: ${said.message ?? cause.message}`)
       }
+      if (cause instanceof EventFrames.EventTooLarge) return error("too_large", cause.message)
       // Never V8's message: it quotes the data, and the quote could cut the key anywhere.
       if (cause instanceof SyntaxError) return error("protocol", "model stream sent malformed data: an event whose data is not JSON")
       return error("dropped", `model stream dropped before response.completed: ${rootMessage(cause)}`)

@@ -26,7 +26,17 @@ export type ModelEvent =
   | { readonly _tag: "Completed"; readonly response: CompletedResponse }
 
 export class ModelError extends Data.TaggedError("ModelError")<{
-  readonly reason: "http" | "connection" | "dropped" | "incomplete" | "failed" | "timeout" | "protocol" | "context_window"
+  readonly reason:
+    | "http"
+    | "connection"
+    | "dropped"
+    | "incomplete"
+    | "failed"
+    | "timeout"
+    | "protocol"
+    | "context_window"
+    /** The response grew past what Mino holds of one before it completes (model/stream/ResponseBudget.ts). */
+    | "too_large"
   /** One line for the user; never contains the API key. */
   readonly message: string
   readonly status?: number

@@ -28,9 +28,49 @@ const code = (ch: string): string => {
   return n <= 0xff ? `\\x${n.toString(16).padStart(2, "0")}` : n <= 0xffff ? hex4(n) : `\\u{${n.toString(16)}}`
 }
 
-/** Escapes unsafe characters for display, keeping newlines and tabs. */
-export const forDisplay = (text: string): string =>
-  text.replace(UNSAFE, (ch) => (PRESENTATION.has(ch) ? ch : NAMED[ch] ?? code(ch)))
+const escapeUnsafe = (text: string): string => text.replace(UNSAFE, (ch) => (PRESENTATION.has(ch) ? ch : NAMED[ch] ?? code(ch)))
+
+// Characters a terminal draws on the cell before them without moving the cursor:
+// combining marks, and the Hangul medial vowels and final consonants that join a
+// leading consonant (wcwidth counts all of them as zero columns). A few in a row
+// are writing (Vietnamese, Devanagari, Hebrew points); thousands are invisible
+// bytes that only take time to reach a slow display.
+const NON_MOVING = /[\p{M}\u1160-\u11ff\ud7b0-\ud7ff]/u
+
+/** Non-moving characters in a row (on one character) that are drawn; each after them is shown escaped. */
+export const MARKS_KEPT = 8
+
+const NON_MOVING_RUNS = new RegExp(`${NON_MOVING.source}+`, "gu")
+
+/**
+ * `text` with every non-moving character that follows `MARKS_KEPT` others in a
+ * row (counting `before`, the run that ended what was shown just before it) shown
+ * as its escape, and the length of the run `text` ends with, for the next piece:
+ * so streamed text is escaped the same however it is cut.
+ */
+export const marksFrom = (before: number, text: string, escape: (ch: string) => string = code): { readonly text: string; readonly marks: number } => {
+  let marks = before
+  let end = 0
+  const shown = text.replace(NON_MOVING_RUNS, (run, at: number) => {
+    const kept = at === 0 ? Math.max(0, MARKS_KEPT - before) : MARKS_KEPT
+    const chars = Array.from(run)
+    end = at + run.length
+    marks = (at === 0 ? before : 0) + chars.length
+    return chars.length <= kept ? run : chars.slice(0, kept).join("") + chars.slice(kept).map(escape).join("")
+  })
+  return { text: shown, marks: end === text.length && text.length > 0 ? marks : text.length === 0 ? before : 0 }
+}
+
+/** Escapes unsafe characters for display, keeping newlines and tabs; a long run of marks is shown escaped past `MARKS_KEPT`. */
+export const forDisplay = (text: string): string => marksFrom(0, escapeUnsafe(text)).text
+
+/**
+ * `forDisplay` for a piece of streamed text, without the rule for runs of
+ * marks, which a run cut between pieces would escape differently: the stream
+ * applies it to what it writes, counting on across pieces (`marksFrom`, as
+ * `terminal/display/SetApart` does for the model's text).
+ */
+export const forDisplayPiece = (text: string): string => escapeUnsafe(text)
 
 /**
  * A value shown as one line whose escapes read back one way: backslashes are
@@ -38,9 +78,9 @@ export const forDisplay = (text: string): string =>
  */
 export const forValue = (text: string): string => forLine(text.replace(/\\/g, "\\\\"))
 
-/** Escapes for a single line: newlines and tabs are escaped too. */
+/** Escapes for a single line: newlines and tabs are escaped too; blanks and runs of marks visible (`visible`). */
 export const forLine = (text: string): string =>
-  forDisplay(text).replace(/\n/g, "\\n").replace(/\t/g, "\\t")
+  visible(forDisplay(text).replace(/\n/g, "\\n").replace(/\t/g, "\\t"))
 
 // Characters that render as blank or as nothing, from Unicode's own data (the
 // regex properties, so the list follows the Unicode version Node ships):
@@ -85,12 +125,31 @@ export const visibleBlanks = (escaped: string): string =>
  * A character outside the BMP is escaped as its surrogate pair, as JSON requires.
  */
 export const jsonString = (text: string): string =>
-  JSON.stringify(text).replace(UNSAFE, escapeUnits)
+  visible(JSON.stringify(text).replace(UNSAFE, escapeUnits))
 
 /**
- * JSON text (from `JSON.stringify`) made safe on a terminal without changing its
- * value: the characters `JSON.stringify` leaves raw can only be inside strings,
- * where a `\uXXXX` escape means the same character.
+ * JSON text (a record's line, as `JSON.stringify` wrote it) made safe on a
+ * terminal without changing its value: the characters `JSON.stringify` leaves
+ * raw can only be inside strings, where a `\uXXXX` escape means the same
+ * character, and each string is made `visible` like any value.
  */
 export const jsonText = (text: string): string =>
-  text.replace(UNSAFE, escapeUnits)
+  text.replace(JSON_PARTS, (part) =>
+    part.startsWith("\"")
+      ? visible(part.replace(UNSAFE, escapeUnits))
+      // Between strings only JSON's punctuation, literals and insignificant whitespace: a long run of it is one space.
+      : part.replace(UNSAFE, escapeUnits).replace(/[ \t\r\n]{2,}/g, " "))
+
+// A JSON string literal, or a stretch between them.
+const JSON_PARTS = /"(?:[^"\\]|\\.)*"?|[^"]+/gsu
+
+/**
+ * The one rule for untrusted text shown as a value (a command, a question, a
+ * directory, an id, a file name, on the approval screen, in notices, in `mino
+ * log` and `mino sessions`, in the banner), applied to text already escaped by
+ * `forLine`, `forValue`, `jsonString` or `jsonText`, which all end with it: the
+ * blank rule (`visibleBlanks`), and every non-moving character after
+ * `MARKS_KEPT` in a row shown as its `\uXXXX` escape. Nothing can then hide
+ * text behind blanks or take time on a slow display while drawing nothing.
+ */
+export const visible = (escaped: string): string => marksFrom(0, visibleBlanks(escaped), escapeUnits).text

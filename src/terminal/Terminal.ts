@@ -51,9 +51,10 @@ export interface TerminalShape {
   /**
    * Writes `screen` (an approval question), then shows `prompt` and reads the
    * answer; `None` at end of input. On a terminal nothing typed before the
-   * prompt was shown can answer it: whatever was typed before, and whatever
-   * arrives during a guard period (`GUARD_MS`) after the screen is written, is
-   * discarded, and the screen says so.
+   * prompt was shown can answer it: whatever was typed before, whatever arrives
+   * before the terminal reports that it has drawn the screen (where the output
+   * takes escape sequences: `input/Sighting`), and whatever arrives during a
+   * guard period (`GUARD_MS`) after that, is discarded, and the screen says so.
    */
   readonly ask: (screen: string, prompt: string) => Effect.Effect<Option.Option<KeyReader.Answer>>
   /** Writes text as it is: callers escape what they did not write themselves. */
@@ -232,11 +233,41 @@ const drawnTail = (text: string, secrets: SecretsShape): number => {
   return keep === 0 ? 0 : text.length - index(chars.length - keep)
 }
 
+/** What one write shows now and what it keeps back for the next. */
+export interface WriteStep {
+  readonly shown: string
+  readonly held: string
+}
+
+/**
+ * One write, pure: what was held back and the new text, redacted as drawn,
+ * less the drawn tail that could begin the key (nothing is held when `flush`).
+ */
+export const writeStep = (held: string, text: string, flush: boolean, secrets: SecretsShape): WriteStep => {
+  const combined = redactDrawn(held + text, secrets)
+  const keep = flush ? 0 : drawnTail(combined, secrets)
+  return { shown: combined.slice(0, combined.length - keep), held: combined.slice(combined.length - keep) }
+}
+
+/** Text in a style, when the terminal is decorated. */
+const styled = (decorated: boolean) => (name: Style, text: string) => decorated ? `\u001b[${SGR[name]}m${text}\u001b[0m` : text
+
+/** One frame of the spinner: its glyph, the label and the whole seconds since it started. */
+export const spinnerFrame = (frame: number, label: string, elapsedMs: number): string =>
+  `${FRAMES[frame % FRAMES.length]} ${label} ${Math.floor(elapsedMs / 1000)}s`
+
+/** The terminal's size, when the output is one. */
+const screenOf = (output: NodeJS.WritableStream) =>
+  Effect.sync(() =>
+    output instanceof tty.WriteStream && output.columns > 0 && output.rows > 0
+      ? Option.some({ columns: output.columns, rows: output.rows })
+      : Option.none()
+  )
+
 const make = (options: TerminalOptions) =>
   Effect.gen(function*() {
     // The key never reaches the screen: every write is redacted (`Secrets`), as it is drawn.
     const secrets = yield* Secrets
-    const redact = (text: string) => redactDrawn(text, secrets)
     const { output } = options
 
     // Standard output closed by its reader: writes stop, and whoever waits on `outputClosed` ends the chat.
@@ -257,16 +288,14 @@ const make = (options: TerminalOptions) =>
     // Streamed model text can split a secret across writes: each write keeps back
     // a tail that could begin one, until the next write shows what follows it.
     let held = ""
-    const heldBack = (text: string): number => drawnTail(text, secrets)
     yield* Effect.addFinalizer(() => Effect.sync(() => raw(held)))
 
     /** `flush` shows held-back text too: before a prompt, which must not wait for more. */
     const writeText = (text: string, flush: boolean) =>
       Effect.async<void>((resume) => {
-        const combined = redact(held + text)
-        const keep = flush ? 0 : heldBack(combined)
-        held = combined.slice(combined.length - keep)
-        const shown = combined.slice(0, combined.length - keep)
+        const step = writeStep(held, text, flush, secrets)
+        held = step.held
+        const { shown } = step
         // Respect back-pressure so a flood of output cannot pile up in memory.
         if (!outputOpen || shown.length === 0 || output.write(shown)) return resume(Effect.void)
         const done = () => {
@@ -305,16 +334,14 @@ const make = (options: TerminalOptions) =>
         reader !== undefined ? reader.ask(prompt) : lines !== undefined ? lines.ask(prompt) : Effect.succeedNone
       )
 
-
-    const style = (name: Style, text: string) => options.decorated ? `\u001b[${SGR[name]}m${text}\u001b[0m` : text
+    const style = styled(options.decorated)
 
     const spinner = (label: string) =>
       (options.animated ?? options.decorated)
         ? Effect.gen(function*() {
           const started = yield* Clock.currentTimeMillis
           let frame = 0
-          const draw = Effect.flatMap(Clock.currentTimeMillis, (now) =>
-            write(`\r${style("dim", `${FRAMES[frame++ % FRAMES.length]} ${label} ${Math.floor((now - started) / 1000)}s`)}\u001b[K`))
+          const draw = Effect.flatMap(Clock.currentTimeMillis, (now) => write(`\r${style("dim", spinnerFrame(frame++, label, now - started))}\u001b[K`))
           const fiber = yield* Effect.forkDaemon(Effect.repeat(draw, Schedule.spaced(Duration.millis(100))))
           yield* Effect.addFinalizer(() => Effect.zipRight(Fiber.interrupt(fiber), write("\r\u001b[K")))
         })
@@ -330,10 +357,6 @@ const make = (options: TerminalOptions) =>
       spinner,
       style,
       outputClosed: Deferred.await(closed),
-      screen: Effect.sync(() =>
-        output instanceof tty.WriteStream && output.columns > 0 && output.rows > 0
-          ? Option.some({ columns: output.columns, rows: output.rows })
-          : Option.none()
-      )
+      screen: screenOf(output)
     })
   })

@@ -93,6 +93,24 @@ const sendJson = (response: Http.ServerResponse, status: number, body: unknown, 
   response.end(JSON.stringify(body))
 }
 
+/**
+ * Writes `text`, then waits while the socket's buffer is full: a script of
+ * hundreds of megabytes (an endless stream) is sent as the client reads it, not
+ * held in this process.
+ */
+const send = (response: Http.ServerResponse, text: string): Effect.Effect<void> =>
+  response.write(text) || response.writableEnded || response.destroyed
+    ? Effect.void
+    : Effect.async<void>((resume) => {
+      const done = () => {
+        response.off("drain", done)
+        response.off("close", done)
+        resume(Effect.void)
+      }
+      response.on("drain", done)
+      response.on("close", done)
+    })
+
 const playScript = (
   request: Http.IncomingMessage,
   response: Http.ServerResponse,
@@ -103,6 +121,8 @@ const playScript = (
     response.flushHeaders()
     let sequence = 0
     for (const step of steps) {
+      // The client went away: the rest of a long script is not even built.
+      if (response.destroyed) return
       if (step === "drop") {
         // Let what was written reach the socket first: a drop cuts the stream, not the past.
         yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
@@ -114,13 +134,13 @@ const playScript = (
       }
       if ("type" in step) {
         const data = JSON.stringify({ ...step, sequence_number: sequence++ })
-        response.write(`event: ${step.type}\ndata: ${data}\n\n`)
+        yield* send(response, `event: ${step.type}\ndata: ${data}\n\n`)
       } else if ("delay" in step) {
         yield* Effect.sleep(step.delay)
       } else if ("wait" in step) {
         yield* step.wait
       } else {
-        response.write(step.raw)
+        yield* send(response, step.raw)
       }
     }
     response.end()

@@ -82,6 +82,17 @@ const groupIsGone = (pgid: number): boolean => {
     })
 }
 
+/** The lifeline watcher `parent` spawned: its `/bin/sh` child that leads a session of its own. */
+const watcherOf = (parent: number): number => {
+  const watchers = fs.readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).map(Number).filter((pid) => {
+    const fields = statFields(pid)
+    return isRunning(fields) && fields?.[1] === String(parent) && fields[3] === String(pid) &&
+      fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("armed=")
+  })
+  expect(watchers).toHaveLength(1)
+  return watchers[0] ?? 0
+}
+
 const processIsGone = (pid: number): boolean => {
   try {
     process.kill(pid, 0)
@@ -156,7 +167,9 @@ describe("BashRunner", () => {
       expect(result.output).toBe("€ \ufffd")
     })
   )
+})
 
+describe("BashRunner: the output limit", () => {
   it.live("output of exactly the limit is complete, one byte more is truncated", () =>
     Effect.gen(function* () {
       const exact = yield* run(operation("printf 0123456789", { outputLimitBytes: 10 }))
@@ -204,7 +217,9 @@ describe("BashRunner", () => {
       }
     })
   )
+})
 
+describe("BashRunner: cut output", () => {
   it.live("undecodable output under the capture limit that decodes past 64 KiB is cut to fit, saying so", () =>
     Effect.gen(function* () {
       const result = yield* run(operation("head -c 40000 /dev/urandom"))
@@ -244,19 +259,28 @@ describe("BashRunner", () => {
       }
     })
   )
+})
 
-  it.live("a command that stops the spawner (`kill -STOP $PPID`) still times out, and the next command gets a new helper", () =>
+describe("BashRunner: the deadline and the group kill", () => {
+  it.live("a command that stops the lifeline's watcher (`kill -STOP`) still times out, and the next command continues the watcher", () =>
     Effect.scoped(Effect.gen(function* () {
       const runner = yield* BashRunner
-      const { elapsedMs, value: result } = yield* timed(runner.run(operation("echo $$; kill -STOP $PPID; sleep 30", { timeoutMs: 300 })))
+      // The watcher is started with the first command: a child of this process, in a session of its own.
+      yield* runner.run(operation("true"))
+      const watcher = watcherOf(process.pid)
+      const { elapsedMs, value: result } = yield* timed(runner.run(operation(`echo $$; kill -STOP ${watcher}; sleep 30`, { timeoutMs: 300 })))
       expect(result.status).toBe("failed")
       expect(result.timed_out).toBe(true)
       expect(result.output).toMatch(/\n\[timed out after 0\.3 s; process group killed\]$/)
-      // The deadline, then at most the wait for a report that cannot come (1 s), with room for a loaded machine.
+      // The deadline, then at most the wait for bash's reaping (1 s), with room for a loaded machine.
       expect(elapsedMs).toBeLessThan(10_000)
       expect(yield* eventually(() => groupIsGone(firstLinePid(result.output)))).toBe(true)
+      expect(statFields(watcher)?.[0]).toBe("T")
       const next = yield* runner.run(operation("echo next"))
       expect(next).toMatchObject({ status: "completed", exit_code: 0, output: "next\n" })
+      // Continued before the next command was armed: it holds deadlines again.
+      expect(isRunning(statFields(watcher)) && statFields(watcher)?.[0] !== "T").toBe(true)
+      expect(watcherOf(process.pid)).toBe(watcher)
     })).pipe(Effect.provide(BashRunner.layer), Effect.provide(Secrets.Secrets.layerNone))
   )
 
@@ -314,7 +338,9 @@ describe("BashRunner", () => {
       expect(elapsedMs).toBeLessThan(5_000)
     })
   )
+})
 
+describe("BashRunner: how it ended", () => {
   it.live("killed by a signal is failed without an exit code, and the output names the signal", () =>
     Effect.gen(function* () {
       const result = yield* run(operation("echo before; kill -TERM $$"))
@@ -359,7 +385,9 @@ describe("BashRunner", () => {
       expect(yield* eventually(() => groupIsGone(pgid))).toBe(true)
     })
   )
+})
 
+describe("BashRunner: Mino frozen or interrupted", () => {
   it.live("the lifeline kills the group at the deadline while Mino's event loop cannot run, and the result says it timed out", () =>
     Effect.gen(function* () {
       const pidFile = path.join(dir, "frozen.pid")

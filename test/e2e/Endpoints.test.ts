@@ -160,16 +160,16 @@ describe("a gateway's header (MINO_HEADERS)", () => {
     Effect.gen(function*() {
       const box = yield* sandbox
       // Mino's own /proc/<pid>/environ, as any command running with the user's uid can read it.
-      const readBack = "read -r _ _ _ w _ < /proc/$PPID/stat; read -r _ _ _ m _ < /proc/$w/stat; tr '\\0' '\\n' < /proc/$m/environ | grep '^MINO_HEADERS='"
+      const readBack = "tr '\\0' '\\n' < /proc/$PPID/environ | grep '^MINO_HEADERS='"
       const server = yield* scriptedServer([
         ResponsesServer.toolCallResponse([bashCall("call_env_1", readBack)]),
         ResponsesServer.textResponse("I saw it.")
       ])
       const mino = yield* spawn(box, server.url, { MINO_HEADERS: `cf-aig-authorization: Bearer ${TOKEN}` })
       yield* mino.waitFor("You> ")
-      yield* mino.write("What is in your environment?\n")
+      yield* mino.write("What is in your environment?\r")
       yield* mino.waitFor("Approve this operation? [y/N] ")
-      yield* mino.write("y\n")
+      yield* mino.write("y\r")
       yield* mino.waitFor("[Tool result: completed; exit code 0]\nMINO_HEADERS=cf-aig-authorization: [redacted]\n")
       yield* mino.waitFor("I saw it.")
       yield* mino.waitFor("You> ")

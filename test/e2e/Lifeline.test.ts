@@ -27,11 +27,11 @@ import {
 } from "../support/MinoProcess.js"
 import type * as Pty from "../support/Pty.js"
 
-/**
- * Mino's pid, as a command can find it: the command's parent is Mino's spawner,
- * whose parent is the lifeline watcher, whose parent is Mino.
- */
-const MINO = "$(read -r _ _ _ w _ < /proc/$PPID/stat; read -r _ _ _ m _ < /proc/$w/stat; echo $m)"
+/** Mino's pid, as a command can find it: the command's parent is Mino. */
+const MINO = "$PPID"
+
+/** Kills Mino's lifeline watcher, as a command can: Mino's child that runs the watcher script (the command's own text names it too). */
+const KILL_WATCHER = "for p in $(ps -o pid= --ppid $PPID); do [ $p != $$ ] && grep -q armed= /proc/$p/cmdline 2>/dev/null && kill -9 $p; done"
 
 /** Asks for the command, approves it, and waits until its group has `members` live processes (armed: it runs only once armed). */
 const runApproved = (box: Sandbox, mino: Pty.Pty, members: number) => approvedGroup(box, mino, "Run it.", members)
@@ -147,7 +147,9 @@ describe("the lifeline", () => {
       yield* gone(group, 2_000)
       expect(fs.existsSync(path.join(box.cwd, "late.txt"))).toBe(false)
     }), 60_000)
+})
 
+describe("the lifeline: Mino stopped, its watcher killed", () => {
   it.scopedLive("SIGSTOP mino during a 34 s command: the group is killed at the 30 s deadline, and after SIGCONT the record says it timed out", () =>
     Effect.gen(function*() {
       const box = yield* sandbox
@@ -186,26 +188,26 @@ describe("the lifeline", () => {
       yield* exitsWith(mino, { code: 0, signal: null })
     }), 90_000)
 
-  it.scopedLive("a command that kills its parent, Mino's spawner (`kill -9 $PPID`), is killed at once; Mino goes on", () =>
+  it.scopedLive("a command that kills Mino's lifeline watcher is killed at once; Mino goes on, and the next command gets a new watcher", () =>
     Effect.gen(function*() {
       const box = yield* sandbox
       const server = yield* scriptedServer([
-        ResponsesServer.toolCallResponse([bashCall("call_spawner_1", "echo $$ > bash.pid; sleep 0.5; kill -9 $PPID; sleep 40; date > late.txt")]),
+        ResponsesServer.toolCallResponse([bashCall("call_watcher_1", `echo $$ > bash.pid; sleep 0.5; ${KILL_WATCHER}; sleep 40; date > late.txt`)]),
         ResponsesServer.textResponse("It was stopped."),
-        ResponsesServer.toolCallResponse([bashCall("call_spawner_2", "echo next")]),
+        ResponsesServer.toolCallResponse([bashCall("call_watcher_2", "echo next")]),
         ResponsesServer.textResponse("Next ran.")
       ])
       const { mino } = yield* startReady(box, server.url)
       const group = yield* runApproved(box, mino, 2)
-      // Mino sees its spawner end and kills the group itself, well before the 30 s deadline.
+      // Mino sees its watcher end and kills the group itself, well before the 30 s deadline.
       yield* gone(group, 5_000)
       yield* mino.waitFor("Assistant> It was stopped.", 15_000)
       yield* mino.waitFor("You> ")
       expect(fs.existsSync(path.join(box.cwd, "late.txt"))).toBe(false)
       const result = sessionRecords(box)[3]?.["result"] as Json
       expect(result).toMatchObject({ status: "failed", signal: "SIGKILL" })
-      expect(result["output"]).toMatch(/spawner ended while it ran; process group killed\]$/)
-      // The next command gets a new spawner.
+      expect(result["output"]).toMatch(/Mino's lifeline watcher ended while it ran; process group killed\]$/)
+      // The next command gets a new watcher.
       yield* mino.write("Once more.\r")
       yield* mino.waitFor("Approve this operation? [y/N] ")
       yield* mino.write("y\r")

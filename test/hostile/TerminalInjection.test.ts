@@ -222,7 +222,8 @@ describe("the chat screen", () => {
       expect(screen).toContain(
         "\\e[2J\\e[H\\e]8;;https://evil.example\\e\\click\\e]8;;\\e\\ \\e]52;c;cm0gLXJmIH4=\\x07 over\\rwrite\\b\\b \\u202egnp.exe \\x9b2J \ufffd \\u200bzero \\u{e0041}tag\tTab\n"
       )
-      expect(screen).toContain(`${base}/evil\\e[2J\nDirectory: /home/safe\\u202e\\u200b\n`)
+      // (The directory's own newline starts a line that reads like Mino's `Directory:` line: it is set apart.)
+      expect(screen).toContain(`${base}/evil\\e[2J\n┊ Directory: /home/safe\\u202e\\u200b\n`)
       // Model text, however it streams, reads back exactly.
       const assistant = screen.split("\n").find((line) => line.startsWith("Assistant> Sure."))!
       expect(unescape(assistant.slice("Assistant> ".length))).toBe(HOSTILE_TEXT)

@@ -53,6 +53,14 @@ export interface SpawnOptions {
   readonly rows?: number
   /** Record when each piece of output was read, for `relayedAt`. */
   readonly stamps?: boolean
+  /**
+   * A slow display: the output is read as fast as the program writes it and
+   * reaches `screen` at this many bytes a second (cursor position requests are
+   * answered as they reach it).
+   */
+  readonly bytesPerSecond?: number
+  /** `false`: a terminal that never answers a cursor position request (by default it does, as terminals do). */
+  readonly answersPosition?: boolean
 }
 
 export interface Pty {
@@ -125,7 +133,9 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Pty, never, Scope.Sc
           hangup: options.hangupable === true,
           ...(options.columns === undefined ? {} : { columns: options.columns }),
           ...(options.rows === undefined ? {} : { rows: options.rows }),
-          ...(options.stamps === true ? { stamps: true } : {})
+          ...(options.stamps === true ? { stamps: true } : {}),
+          ...(options.bytesPerSecond === undefined ? {} : { rate: options.bytesPerSecond }),
+          ...(options.answersPosition === false ? { answers: false } : {})
         })
         // python3 runs with the test's own environment; only the program gets `options.env`.
         const child = spawnProcess("python3", [DRIVER, spec], { stdio: ["pipe", "pipe", "pipe", "pipe"] })
@@ -133,8 +143,9 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Pty, never, Scope.Sc
         child.stdout.on("data", (chunk: Buffer) => {
           rawChunks.push(chunk)
           received += chunk.length
-          // Bracketed paste on and off, which Mino re-asserts before every prompt, is not drawn.
-          screen += decoder.write(chunk).replace(/\r\n/g, "\n").replace(/\u001b\[\?2004[hl]/g, "")
+          // Bracketed paste on and off, which Mino re-asserts before every prompt, is not drawn;
+          // nor are its cursor position requests (the cursor ends where it was).
+          screen += decoder.write(chunk).replace(/\r\n/g, "\n").replace(/\u001b\[\?2004[hl]|(?:\u001b\[\d+G)?\u001b\[6n\r?/g, "")
         })
         child.stderr.setEncoding("utf8")
         child.stderr.on("data", (chunk: string) => {

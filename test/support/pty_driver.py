@@ -3,7 +3,15 @@
 Usage: python3 pty_driver.py '<json spec>'   spec = {"argv": [...], "env": {...}, "cwd": "..."}
   optional: "columns" and "rows", the terminal's size (default 200 x 50);
   "stamps": true, a control line `relayed <n> <ms>` after each read of output:
-  `n` bytes relayed in all, at wall-clock time `ms` (milliseconds since the epoch)
+  `n` bytes relayed in all, at wall-clock time `ms` (milliseconds since the epoch);
+  "rate": bytes per second, a slow display (an SSH link): the program's output is
+  read from the terminal as fast as it comes, and delivered (relayed) at that rate;
+  "answers": false, a terminal that never answers a cursor position request.
+
+- Like a terminal, the driver answers a cursor position request (`ESC [ 6 n`)
+  when it delivers it, with where the cursor is then (`ESC [ row ; column R`,
+  typed into the program's input): the column follows printed characters,
+  `\r`, `\b` and `ESC [ n G`; the row follows newlines, up to the last.
 
 - The program's terminal output (stdout and stderr share the pty) comes out on
   this process's stdout, byte for byte; bytes read on stdin go to the terminal as
@@ -47,6 +55,44 @@ def command_channel():
     except OSError:
         return None
     return 3 if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) else None
+
+
+class Cursor:
+    """Where a terminal's cursor is, from the bytes it draws (just enough to answer `ESC [ 6 n`)."""
+
+    def __init__(self, rows: int, columns: int) -> None:
+        self.rows, self.columns = rows, columns
+        self.row, self.column = 1, 1
+        self.state = "text"
+        self.params = b""
+
+    def draw(self, data: bytes) -> bytes:
+        """Follows `data`; returns the answers to the requests in it."""
+        answers = b""
+        for byte in data:
+            if self.state == "escape":
+                self.state = "csi" if byte == 0x5B else "text"
+                self.params = b""
+            elif self.state == "csi":
+                if 0x30 <= byte <= 0x3F or 0x20 <= byte <= 0x2F:
+                    self.params += bytes([byte])
+                    continue
+                self.state = "text"
+                if byte == ord("n") and self.params == b"6":
+                    answers += b"\x1b[%d;%dR" % (self.row, self.column)
+                elif byte == ord("G"):
+                    self.column = max(1, min(self.columns, int(self.params or b"1")))
+            elif byte == 0x1B:
+                self.state = "escape"
+            elif byte == 0x0D:
+                self.column = 1
+            elif byte == 0x0A:
+                self.row = min(self.rows, self.row + 1)
+            elif byte == 0x08:
+                self.column = max(1, self.column - 1)
+            elif byte >= 0x20 and (byte < 0x80 or byte >= 0xC0):
+                self.column = min(self.columns, self.column + 1)
+        return answers
 
 
 def main() -> None:
@@ -95,6 +141,42 @@ def main() -> None:
     status = None
 
     relayed = 0
+    cursor = Cursor(spec.get("rows", 50), spec.get("columns", 200))
+    answers = spec.get("answers", True)
+    rate = spec.get("rate")
+    # Read from the terminal, not yet delivered to the display (with "rate").
+    undelivered = bytearray()
+    budget = 0.0
+    last_delivery = time.monotonic()
+
+    def deliver(data) -> None:
+        """Puts bytes on the display (this process's stdout), answering the requests among them."""
+        nonlocal relayed, typed_total
+        view = memoryview(data)
+        while view:
+            view = view[os.write(stdout, view):]
+        relayed += len(data)
+        if spec.get("stamps"):
+            sys.stderr.write(f"relayed {relayed} {time.time() * 1000:.3f}\n")
+            sys.stderr.flush()
+        reply = cursor.draw(bytes(data))
+        if reply and answers and master_open:
+            typed.extend(reply)
+            typed_total += len(reply)
+            write_typed()
+
+    def deliver_due(everything=False) -> None:
+        """With "rate": delivers what the rate allows by now (or everything)."""
+        nonlocal budget, last_delivery
+        now = time.monotonic()
+        budget = min(budget + (now - last_delivery) * rate, float(max(rate, 1)))
+        last_delivery = now
+        count = len(undelivered) if everything else min(len(undelivered), int(budget))
+        if count > 0:
+            budget -= count
+            chunk = bytes(undelivered[:count])
+            del undelivered[:count]
+            deliver(chunk)
 
     def ack(command_id) -> None:
         sys.stderr.write(f"ack {command_id} {relayed} {time.time() * 1000:.3f}\n")
@@ -102,7 +184,6 @@ def main() -> None:
 
     def relay_output() -> bool:
         """Reads what the program wrote until the terminal has no more; False once it is closed."""
-        nonlocal relayed
         while True:
             try:
                 data = os.read(master, 65536)
@@ -114,13 +195,10 @@ def main() -> None:
                 return False
             if not data:
                 return False
-            view = memoryview(data)
-            while view:
-                view = view[os.write(stdout, view):]
-            relayed += len(data)
-            if spec.get("stamps"):
-                sys.stderr.write(f"relayed {relayed} {time.time() * 1000:.3f}\n")
-                sys.stderr.flush()
+            if rate is None:
+                deliver(data)
+            else:
+                undelivered.extend(data)
 
     def write_typed() -> None:
         nonlocal written_total
@@ -141,9 +219,11 @@ def main() -> None:
 
     while True:
         try:
-            readable, writable, _ = select.select(inputs, [master] if typed and master_open else [], [], 0.05)
+            readable, writable, _ = select.select(inputs, [master] if typed and master_open else [], [], 0.005 if undelivered else 0.05)
         except InterruptedError:
             continue
+        if undelivered:
+            deliver_due()
         if master in writable:
             write_typed()
         if master in readable:
@@ -193,15 +273,17 @@ def main() -> None:
             if done == pid:
                 status = raw
         # Finished once the program is reaped and its output drained (or nobody else holds the pty).
-        if status is not None and master not in inputs:
+        if status is not None and master not in inputs and not undelivered:
             break
-        if status is not None and not readable:
+        if status is not None and not readable and not undelivered:
             break
 
     # The program may have written its last bytes and exited between a select that found nothing
     # and the waitpid that reaped it: relay what the terminal still holds before reporting the exit.
     if master_open:
         relay_output()
+    if undelivered:
+        deliver_due(everything=True)
     code = str(os.waitstatus_to_exitcode(status)) if os.WIFEXITED(status) else "-"
     sig = signal.Signals(os.WTERMSIG(status)).name if os.WIFSIGNALED(status) else "-"
     sys.stderr.write(f"exit {code} {sig}\n")

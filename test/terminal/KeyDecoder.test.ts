@@ -230,6 +230,29 @@ describe("KeyDecoder", () => {
     )
   })
 
+  it("a cursor position report is a report, never text or a key, however cut; inside or after a paste it is dropped: 1,000 generated", () => {
+    const typed = fc.string({ unit: fc.constantFrom("a", "y", "\r", "[", "R", ";", "1", "é"), maxLength: 8 })
+    const position = fc.tuple(fc.integer({ min: 1, max: 99_999 }), fc.integer({ min: 1, max: 99_999 }))
+    let reports = 0
+    fc.assert(
+      fc.property(fc.array(fc.tuple(typed, position), { maxLength: 4 }), typed, fc.array(fc.nat(400), { maxLength: 6 }), (parts, last, cuts) => {
+        const text = parts.map(([before, [row, column]]) => `${before}\u001b[${row};${column}R`).join("") + last
+        const inputs = decodeAll(cutAt(Buffer.from(text, "utf8"), cuts))
+        const found = inputs.filter((input) => input._tag === "Report")
+        reports += found.length
+        expect(found).toEqual(parts.map(([, [row, column]]) => ({ _tag: "Report", row, column })))
+        const typedText = inputs.map((input) => (input._tag === "Text" ? input.text : "")).join("")
+        expect(typedText).toBe(parts.map(([before]) => before.replace(/\r/g, "")).join("") + last.replace(/\r/g, ""))
+        // The same reports pasted, or after a paste's end marker (a terminal that lets it through): none is a report.
+        for (const pasted of [`\u001b[200~${text}\u001b[201~`, `\u001b[200~x\u001b[201~${text}`]) {
+          expect(decodeAll(cutAt(Buffer.from(pasted, "utf8"), cuts)).filter((input) => input._tag === "Report")).toEqual([])
+        }
+      }),
+      { numRuns: 1_000 }
+    )
+    console.log(`cursor position reports: 1,000 generated inputs, ${reports} reports decoded, none from a paste`)
+  })
+
   it("a control string or CSI never ended is dropped until the terminal is idle; what is typed after is typed", () => {
     expect(decodeAll(["ab\u001b]11;rgb:0000/", "0000/0000 and more", IDLE, "typed"])).toEqual([
       { _tag: "Text", text: "ab" },

@@ -84,20 +84,24 @@ describe("InputGate", () => {
 })
 
 /** A Terminal reading keys from a stream, and everything it wrote. */
-const keysTerminal = Effect.gen(function*() {
+const keysTerminal = keysTerminalWith(false)
+
+function keysTerminalWith(animated: boolean) {
+  return Effect.gen(function*() {
   const input = new PassThrough()
   const output = new PassThrough()
   let written = ""
   output.on("data", (chunk: Buffer) => void (written += chunk.toString("utf8")))
-  const terminal = yield* Terminal.make({ input, output, interactive: true, keys: true, decorated: false, animated: false }).pipe(
+  const terminal = yield* Terminal.make({ input, output, interactive: true, keys: true, decorated: false, animated }).pipe(
     Effect.provide(Secrets.layerNone)
   )
-  const waitFor = (needle: string) =>
+  const waitFor = (needle: string | RegExp) =>
     Effect.gen(function*() {
-      while (!written.includes(needle)) yield* Effect.sleep("10 millis")
+      while (typeof needle === "string" ? !written.includes(needle) : !needle.test(written)) yield* Effect.sleep("10 millis")
     })
   return { terminal, input, screen: () => written, waitFor }
 })
+}
 
 describe("KeyReader over a stream", () => {
   it.scopedLive("keys typed while no prompt is shown count as typed at the next question", () =>
@@ -144,4 +148,51 @@ describe("KeyReader over a stream", () => {
       expect(yield* Fiber.join(reading)).toEqual(Option.some("hello"))
       expect(screen()).not.toContain("\u001b")
     }))
+})
+
+describe("KeyReader waits until the terminal has drawn the question", () => {
+  /** The column the question's last request asked for. */
+  const asked = (screen: string): number => Number([...screen.matchAll(/\u001b\[(\d+)G\u001b\[6n\r/g)].at(-1)?.[1] ?? "0")
+
+  it.scopedLive("until the terminal answers the request, nothing typed answers and no prompt is shown; the answer naming its column starts the guard", () =>
+    Effect.gen(function*() {
+      const { terminal, input, screen, waitFor } = yield* keysTerminalWith(true)
+      // The start's own request, answered: this terminal answers.
+      yield* waitFor("\u001b[6n")
+      input.write("\u001b[1;1R")
+      const asking = yield* Effect.fork(terminal.ask("[Tool: bash]\n", "Approve? "))
+      yield* waitFor(/\u001b\[\d+G\u001b\[6n\r/)
+      // Longer than the guard and than a terminal that never answers is waited for: still no prompt.
+      for (let i = 0; i < 6; i++) {
+        input.write("y\r")
+        yield* Effect.sleep("500 millis")
+      }
+      expect(screen()).not.toContain("Approve? ")
+      input.write(`\u001b[24;${asked(screen())}R`)
+      yield* waitFor("Approve? ")
+      expect(screen()).toContain("(ignored 6 line(s) typed before this question)\nApprove? ")
+      input.write("n\r")
+      expect(yield* Fiber.join(asking)).toEqual(Option.some({ text: "n", pasted: false }))
+    }), { timeout: 20_000 })
+
+  it.scopedLive("a report naming a column not asked for denies the question; a report before the question is no answer to it", () =>
+    Effect.gen(function*() {
+      const { terminal, input, waitFor } = yield* keysTerminalWith(true)
+      yield* waitFor("\u001b[6n")
+      input.write("\u001b[1;1R\u001b[5;5R")
+      yield* Effect.sleep("50 millis")
+      const asking = yield* Effect.fork(terminal.ask("[Tool: bash]\n", "Approve? "))
+      yield* waitFor(/\u001b\[\d+G\u001b\[6n\r/)
+      input.write("\u001b[24;1R")
+      expect(yield* Fiber.join(asking)).toEqual(Option.some({ text: "", pasted: false, forgedReport: true }))
+    }), { timeout: 20_000 })
+
+  it.scopedLive("a terminal that never answered is waited for a bounded time, then asked on the guard alone", () =>
+    Effect.gen(function*() {
+      const { terminal, input, waitFor } = yield* keysTerminalWith(true)
+      const asking = yield* Effect.fork(terminal.ask("[Tool: bash]\n", "Approve? "))
+      yield* waitFor("Approve? ")
+      input.write("y\r")
+      expect(yield* Fiber.join(asking)).toEqual(Option.some({ text: "y", pasted: false }))
+    }), { timeout: 20_000 })
 })

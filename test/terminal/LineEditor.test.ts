@@ -3,7 +3,7 @@ import * as fc from "fast-check"
 import type { Input } from "../../src/terminal/input/KeyDecoder.js"
 import * as LineEditor from "../../src/terminal/input/LineEditor.js"
 
-type Typed = Exclude<Input, { readonly _tag: "Stop" }>
+type Typed = Exclude<Input, { readonly _tag: "Stop" } | { readonly _tag: "Report" }>
 
 /** Presses each input in turn; returns the last action. */
 const type = (inputs: ReadonlyArray<Typed>, history: ReadonlyArray<string> = []) => {

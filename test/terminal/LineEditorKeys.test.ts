@@ -5,10 +5,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
-import type { Input } from "../../src/terminal/input/KeyDecoder.js"
+import type { Typed } from "../../src/terminal/input/KeyDecoder.js"
 import * as LineEditor from "../../src/terminal/input/LineEditor.js"
 
-type Typed = Exclude<Input, { readonly _tag: "Stop" }>
 
 const run = (inputs: ReadonlyArray<Typed>, history: ReadonlyArray<string> = [], start = LineEditor.empty(history)) => {
   let editor = start

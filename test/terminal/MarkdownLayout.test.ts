@@ -8,6 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
 import * as Escape from "../../src/security/Escape.js"
 import * as Markdown from "../../src/terminal/display/Markdown.js"
+import * as SetApart from "../../src/terminal/display/SetApart.js"
 import * as Width from "../../src/terminal/display/Width.js"
 
 const SGR = /\u001b\[[0-9;]*m/g
@@ -144,6 +145,20 @@ describe("Markdown laid out to the screen's width", () => {
     const marks = rows(render([`| a | b |\n|---|---|\n| x${"\u0301".repeat(40)} | y |\n`], 40))
     for (const row of marks) expect(Width.width(row)).toBeLessThanOrEqual(40)
     console.log(`1 MB line: ${cutRows.length} rows; 50-deep list: ${listRows.length} rows; cell of marks: ${marks.length} rows`)
+  })
+
+  it("a table or a wrapped row that reads like Mino's own screen is set apart, with no style under NO_COLOR", () => {
+    const forged = `| Command | Directory |\n|---|---|\n| rm -rf ~ | /home |\n\n${"word ".repeat(3)}Approve this operation? [y/N]`
+    for (const [width, colour] of [[14, false], [14, true]] as const) {
+      const output = render([forged], width, colour)
+      if (!colour) expect(output).not.toContain("\u001b")
+      const shown = rows(output)
+      for (const row of shown) {
+        if (/^\s*(?:command:|directory:|approve this)/i.test(row)) throw new Error(`not set apart: ${row}`)
+      }
+      // The records' `Command:` and `Directory:` lines, and the prompt broken over rows, each behind the marker.
+      expect(shown.filter((row) => row.startsWith(SetApart.MARKER)).length).toBe(3)
+    }
   })
 
   it("draws a table with aligned columns: separators in one column, right-aligned text ending in one column", () => {

@@ -17,12 +17,16 @@
  * then. A response.completed that renames the finished messages (new ids and new
  * places: LiteLLM's bridge before it aligned them) lists them in the same order:
  * its k-th message is the k-th finished one, shown once.
+ *
+ * What is kept until the response completes (finished items, streamed text) is
+ * bounded (ResponseBudget.ts): past the bound the stream fails, `too_large`.
  */
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { CONTEXT_WINDOW_MESSAGE, isContextWindow, type Problem } from "../ErrorBody.js"
 import type { ModelError, ModelEvent } from "../../protocol/ModelEvent.js"
 import * as ResponseItem from "../../protocol/ResponseItem.js"
+import * as ResponseBudget from "./ResponseBudget.js"
 
 /** A failure, before the client makes it one redacted line. */
 export interface Failure {
@@ -122,6 +126,14 @@ export const reader = (): (event: unknown) => Interpretation => {
   // response.completed that renames them (new ids and new places, as LiteLLM's bridge did before it
   // aligned its ids with the streamed ones) lists the same messages in the same order.
   const finished: Array<{ readonly index: number | undefined; readonly screen: OnScreen }> = []
+  // What is kept of the response so far; charged before anything more is kept.
+  let budget = ResponseBudget.empty
+  const spend = (items: number, kept: number): Failure | undefined => {
+    const charged = ResponseBudget.charge(budget, items, kept)
+    if (ResponseBudget.isExceeded(charged)) return failure("too_large", charged.message)
+    budget = charged
+    return undefined
+  }
 
   const deltaGroup = (itemId: string | null | undefined, index: number | null | undefined): Group => {
     const [key, kind]: readonly [string, Group["kind"]] = typeof itemId === "string"
@@ -213,7 +225,10 @@ export const reader = (): (event: unknown) => Interpretation => {
         return Option.match(decodeDelta(event), {
           onNone: () => failure("protocol", `model stream sent a malformed ${type} event`),
           onSome: ({ delta, item_id, output_index }) => {
+            const groupsBefore = groups.size
             const group = deltaGroup(item_id, output_index)
+            const over = spend(groups.size - groupsBefore, delta.length + ResponseBudget.PIECE_COST)
+            if (over !== undefined) return over
             group.text += delta
             const refusal = type === "response.refusal.delta" ? { refusal: true } : {}
             return [{ _tag: "TextDelta", text: delta, item: group.key, ...refusal }]
@@ -223,6 +238,8 @@ export const reader = (): (event: unknown) => Interpretation => {
         if (!isItemDone(event)) return []
         const { item, output_index } = event
         const index = typeof output_index === "number" ? output_index : undefined
+        const over = spend(1, ResponseBudget.size(item))
+        if (over !== undefined) return over
         done.push({ item, index })
         const seen = wholeMessage(item, index ?? done.length - 1)
         if (seen !== undefined) finished.push({ index, screen: seen.screen })

@@ -123,107 +123,165 @@ const responseBody = (
 const isStaleSocketError = (cause: unknown): boolean =>
   cause instanceof Error && "code" in cause && (cause.code === "ECONNRESET" || cause.code === "EPIPE")
 
-export const make = (): HttpTransport => {
-  const httpAgent = new Http.Agent({ keepAlive: true })
-  let httpsAgent: Https.Agent | undefined
+/** What a reply means for the request that got it: a redirect to follow, one to refuse, or the answer. */
+export type Reply =
+  | { readonly _tag: "Follow"; readonly target: URL }
+  | { readonly _tag: "CrossOrigin"; readonly target: URL }
+  | { readonly _tag: "Answer" }
 
-  /**
-   * Sends `body` to `url`; `opened` counts each request made with it (a redirect's
-   * and a stale socket's retry too), whose close `closed` then reports.
-   */
-  const send = async (
-    url: URL,
-    init: RequestInit,
-    body: string | Buffer | undefined,
-    redirects: number,
-    uses: { readonly opened: () => void; readonly closed: () => void }
-  ): Promise<Response> => {
-    // Held from here until this send's request is open (then its close counts), or it fails before one.
-    uses.opened()
-    let held = true
-    const release = () => {
-      if (held) uses.closed()
-      held = false
-    }
-    const signal = init.signal ?? undefined
-    let https: typeof Https | undefined
-    try {
-      if (signal?.aborted === true) throw abortReason(signal)
-      https = url.protocol === "https:" ? await loadHttps() : undefined
-      if (url.protocol !== "https:" && url.protocol !== "http:") {
-        throw new TypeError(`the model endpoint must be http or https, not ${url.protocol}`)
-      }
-    } catch (cause) {
-      release()
-      throw cause
-    }
-    const agent = https === undefined ? httpAgent : (httpsAgent ??= new https.Agent({ keepAlive: true }))
-    const headers: Record<string, string> = {}
-    new Headers(init.headers).forEach((value, name) => {
-      headers[name] = value
-    })
-    if (body !== undefined) headers["content-length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength)
+/**
+ * The redirect rule, pure: a 3xx with a location to another origin is refused
+ * (the key must not leave the endpoint); a same-origin 307/308 is followed, at
+ * most `MAX_REDIRECTS` times; anything else is the answer (a 301/302/303 too:
+ * replaying its request as is would not be what the server asked). A location
+ * that is no URL throws, as `new URL` does.
+ */
+export const reply = (status: number, location: string | undefined, url: URL, redirects: number): Reply => {
+  if (status < 300 || status >= 400 || location === undefined) return { _tag: "Answer" }
+  const target = new URL(location, url)
+  if (target.origin !== url.origin) return { _tag: "CrossOrigin", target }
+  if ((status === 307 || status === 308) && redirects < MAX_REDIRECTS) return { _tag: "Follow", target }
+  return { _tag: "Answer" }
+}
 
-    /** The Response for what the server answered: a redirect followed, or refused, or the reply itself. */
-    const respond = async (response: Http.IncomingMessage, request: Http.ClientRequest): Promise<Response> => {
-      const status = response.statusCode ?? 0
-      const location = response.headers.location
-      if (status >= 300 && status < 400 && location !== undefined) {
-        const target = new URL(location, url)
-        if (target.origin !== url.origin) throw new CrossOriginRedirect(url.origin, target.origin)
-        if ((status === 307 || status === 308) && redirects < MAX_REDIRECTS) {
-          response.resume()
-          return send(target, init, body, redirects + 1, uses)
-        }
-        // Not followed: the reply is the answer, its body read as any other's (drained, it would never end).
-      }
-      const responseHeaders = new Headers()
-      const raw = response.rawHeaders
-      for (let i = 0; i + 1 < raw.length; i += 2) responseHeaders.append(raw[i]!, raw[i + 1]!)
-      const nullBody = NULL_BODY.has(status) || init.method === "HEAD"
-      if (nullBody) response.resume()
-      // Throws for a status fetch cannot represent (below 200 or above 599).
-      const result = new Response(nullBody ? null : responseBody(response, request, await decoderFor(response)), {
-        status,
-        statusText: response.statusMessage ?? "",
-        headers: responseHeaders
-      })
-      Object.defineProperty(result, "url", { value: url.href })
-      return result
-    }
+/** What is known when a request fails, to decide whether it goes again. */
+export interface Failure {
+  /** Whether this is the request's first try (it goes again at most once). */
+  readonly first: boolean
+  /** Whether the server had answered (then it took the request: sending it again would ask twice). */
+  readonly answered: boolean
+  readonly reusedSocket: boolean
+  readonly cause: unknown
+  readonly aborted: boolean
+}
 
-    const attempt = (retryStale: boolean): Promise<Response> =>
-      new Promise<Response>((resolve, reject) => {
-        const options = { method: init.method ?? "GET", headers, agent }
-        const request = https === undefined ? Http.request(url, options) : https.request(url, options)
-        uses.opened()
-        release()
-        const onAbort = () => request.destroy(abortReason(signal!))
-        signal?.addEventListener("abort", onAbort, { once: true })
-        request.on("close", () => {
-          signal?.removeEventListener("abort", onAbort)
-          uses.closed()
-        })
-        let answered = false
-        request.on("error", (cause) => {
-          // A kept-alive socket the server closed meanwhile: once, on a fresh one (Node's advice);
-          // never once the server has answered (it took the request: sending it again would ask twice).
-          if (retryStale && !answered && request.reusedSocket && isStaleSocketError(cause) && signal?.aborted !== true) {
-            return resolve(attempt(false))
-          }
-          reject(cause)
-        })
-        request.on("response", (response) => {
-          answered = true
-          respond(response, request).then(resolve, (cause: unknown) => {
-            request.destroy()
-            reject(cause)
-          })
-        })
-        request.end(body)
-      })
-    return attempt(true)
+/** A kept-alive socket the server closed meanwhile: sent again, once, on a fresh one (Node's advice). */
+export const retriesOnFreshSocket = (failure: Failure): boolean =>
+  failure.first && !failure.answered && failure.reusedSocket && isStaleSocketError(failure.cause) && !failure.aborted
+
+/** The request's headers as node:http takes them, with the body's length. */
+export const requestHeaders = (given: RequestInit["headers"], body: string | Buffer | undefined): Record<string, string> => {
+  const headers: Record<string, string> = {}
+  new Headers(given).forEach((value, name) => {
+    headers[name] = value
+  })
+  if (body !== undefined) headers["content-length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength)
+  return headers
+}
+
+/** Counts the requests open with one body (a redirect's and a stale socket's retry too): its memory is given back when none is. */
+interface Uses {
+  readonly opened: () => void
+  readonly closed: () => void
+}
+
+/** The keep-alive sockets of one transport; the https agent is made with the first https request. */
+interface Agents {
+  readonly http: Http.Agent
+  https: Https.Agent | undefined
+}
+
+/** One request being sent: where, what, how many redirects led here, and its body's uses. */
+interface Sending {
+  readonly url: URL
+  readonly init: RequestInit
+  readonly body: string | Buffer | undefined
+  readonly redirects: number
+  readonly uses: Uses
+}
+
+/** A request ready to go out: the module and agent that carry it, its headers, and the hold on its body to release once it is open. */
+interface Ready extends Sending {
+  readonly agents: Agents
+  readonly https: typeof Https | undefined
+  readonly agent: Http.Agent
+  readonly headers: Record<string, string>
+  readonly release: () => void
+}
+
+/** Sends a request, following a same-origin redirect; its body is held until the request is open (then its close counts), or it fails before one. */
+const send = async (agents: Agents, sending: Sending): Promise<Response> => {
+  sending.uses.opened()
+  let held = true
+  const release = () => {
+    if (held) sending.uses.closed()
+    held = false
   }
+  const { url, init } = sending
+  let https: typeof Https | undefined
+  try {
+    if (init.signal?.aborted === true) throw abortReason(init.signal)
+    https = url.protocol === "https:" ? await loadHttps() : undefined
+    if (url.protocol !== "https:" && url.protocol !== "http:") {
+      throw new TypeError(`the model endpoint must be http or https, not ${url.protocol}`)
+    }
+  } catch (cause) {
+    release()
+    throw cause
+  }
+  const agent = https === undefined ? agents.http : (agents.https ??= new https.Agent({ keepAlive: true }))
+  return attempt({ ...sending, agents, https, agent, headers: requestHeaders(init.headers, sending.body), release }, true)
+}
+
+/** One try of a ready request; a stale kept-alive socket's failure tries once more on a fresh one. */
+const attempt = (ready: Ready, first: boolean): Promise<Response> =>
+  new Promise<Response>((resolve, reject) => {
+    const { url, init, https } = ready
+    const signal = init.signal ?? undefined
+    const options = { method: init.method ?? "GET", headers: ready.headers, agent: ready.agent }
+    const request = https === undefined ? Http.request(url, options) : https.request(url, options)
+    ready.uses.opened()
+    ready.release()
+    const onAbort = () => request.destroy(abortReason(signal!))
+    signal?.addEventListener("abort", onAbort, { once: true })
+    request.on("close", () => {
+      signal?.removeEventListener("abort", onAbort)
+      ready.uses.closed()
+    })
+    let answered = false
+    request.on("error", (cause) => {
+      const failure = { first, answered, reusedSocket: request.reusedSocket, cause, aborted: signal?.aborted === true }
+      if (retriesOnFreshSocket(failure)) return resolve(attempt(ready, false))
+      reject(cause)
+    })
+    request.on("response", (response) => {
+      answered = true
+      respond(ready, response, request).then(resolve, (cause: unknown) => {
+        request.destroy()
+        reject(cause)
+      })
+    })
+    request.end(ready.body)
+  })
+
+/** The Response for what the server answered: a redirect followed, or refused, or the reply itself. */
+const respond = async (ready: Ready, response: Http.IncomingMessage, request: Http.ClientRequest): Promise<Response> => {
+  const status = response.statusCode ?? 0
+  const what = reply(status, response.headers.location, ready.url, ready.redirects)
+  if (what._tag === "CrossOrigin") throw new CrossOriginRedirect(ready.url.origin, what.target.origin)
+  if (what._tag === "Follow") {
+    response.resume()
+    const { agents, init, body, uses } = ready
+    return send(agents, { url: what.target, init, body, redirects: ready.redirects + 1, uses })
+  }
+  // A redirect not followed is the answer, its body read as any other's (drained, it would never end).
+  const headers = new Headers()
+  const raw = response.rawHeaders
+  for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!)
+  const nullBody = NULL_BODY.has(status) || ready.init.method === "HEAD"
+  if (nullBody) response.resume()
+  // Throws for a status fetch cannot represent (below 200 or above 599).
+  const result = new Response(nullBody ? null : responseBody(response, request, await decoderFor(response)), {
+    status,
+    statusText: response.statusMessage ?? "",
+    headers
+  })
+  Object.defineProperty(result, "url", { value: ready.url.href })
+  return result
+}
+
+export const make = (): HttpTransport => {
+  const agents: Agents = { http: new Http.Agent({ keepAlive: true }), https: undefined }
 
   const fetch: Fetch = (input, init = {}) => {
     if (typeof input !== "string" && !(input instanceof URL)) {
@@ -239,7 +297,7 @@ export const make = (): HttpTransport => {
           if (--open === 0 && body !== undefined && typeof body !== "string") BodyBuffers.give(body)
         }
       }
-      return send(new URL(input), init, body, 0, uses)
+      return send(agents, { url: new URL(input), init, body, redirects: 0, uses })
     } catch (cause) {
       return Promise.reject(cause)
     }
@@ -248,8 +306,8 @@ export const make = (): HttpTransport => {
   return {
     fetch,
     close: () => {
-      httpAgent.destroy()
-      httpsAgent?.destroy()
+      agents.http.destroy()
+      agents.https?.destroy()
     }
   }
 }

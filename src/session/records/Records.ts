@@ -5,6 +5,7 @@
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { ToolResult } from "../../tools/ToolResult.js"
+import * as Defaults from "../../defaults.js"
 
 const Item = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
@@ -85,8 +86,8 @@ export const isRecord = (value: { readonly type: string }): value is SessionReco
   return typeof json["turn_id"] === "string" && optionalString(json, "time") && checks[value.type]?.(json) === true
 }
 
-/** The largest line a record may take on disk. */
-export const MAX_RECORD_BYTES = 16 * 1024 * 1024
+/** The largest line a record may take on disk (one value for the store and the stream's bounds). */
+export const MAX_RECORD_BYTES = Defaults.MAX_RECORD_BYTES
 
 /** The deepest nesting of objects and arrays a record may hold (real output items nest a few levels). */
 export const MAX_DEPTH = 1000

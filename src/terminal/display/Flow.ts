@@ -1,7 +1,7 @@
 /**
  * Styled text broken at word boundaries as it streams, for the model's prose
  * (`Markdown`): a pure state machine over runs of text, like `LineEditor`.
- * `push(flow, runs)` returns the runs to write now (a run `"\n"` starts a new
+ * `push(flow, runs)` returns the runs to write now (a run `BREAK` starts a new
  * row, drawn after the flow's `hang`) and the flow that follows; `close` ends
  * the line.
  *
@@ -15,6 +15,7 @@
  *   as `Escape.forDisplay` draws it (a control is its escape, `\e` two columns).
  */
 import * as Escape from "../../security/Escape.js"
+import { SOFT_BREAK } from "./SetApart.js"
 import * as Width from "./Width.js"
 
 /** A piece of the model's text (not escaped yet) and its style. */
@@ -71,7 +72,8 @@ export interface Pushed {
   readonly runs: ReadonlyArray<Run>
 }
 
-const BREAK: Run = { sgr: "", text: "\n" }
+/** A row break of the flow's own (`SetApart.SOFT_BREAK`, written as a newline after the display's last check). */
+export const BREAK: Run = { sgr: "", text: SOFT_BREAK }
 const isBlank = (ch: string): boolean => ch === " " || ch === "\t"
 
 /** Marks and joining jamo, which the display's rule for long runs of them counts. */
@@ -117,7 +119,7 @@ export const runsWidth = (runs: ReadonlyArray<Run>): number => {
 /** Appends `text` in `sgr` to `runs`, joining it to the last run when the style is the same. */
 const append = (runs: Array<Run>, sgr: string, text: string): void => {
   const last = runs.at(-1)
-  if (last !== undefined && last.sgr === sgr && last.text !== "\n") runs[runs.length - 1] = { sgr, text: last.text + text }
+  if (last !== undefined && last.sgr === sgr && last.text !== BREAK.text) runs[runs.length - 1] = { sgr, text: last.text + text }
   else runs.push({ sgr, text })
 }
 

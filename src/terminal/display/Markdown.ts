@@ -5,7 +5,7 @@
  * to write now and the renderer that follows; `end` finishes the last line.
  *
  * - Escape first, style after: every piece of the model's text passes through
- *   `Escape.forDisplay` before it is written; the only escape sequences in the
+ *   `Escape.forDisplayPiece` before it is written; the only escape sequences in the
  *   output are the SGR styles chosen here. No OSC 8 hyperlink is written: a link
  *   shows its URL as text, `text (url)`.
  * - Append-only: nothing is redrawn and the cursor never moves, so a line the
@@ -28,12 +28,16 @@
  *   for the styles.
  * - Unstyled (`styled: false`: `TERM=dumb`, output not a terminal) the text is
  *   written as the model wrote it, escaped, markers and all.
+ * - Styled or not, the model's text cannot pass for Mino's own screen: a line
+ *   that reads like one of Mino's is drawn behind a marker, and a long run of
+ *   combining marks is escaped however the stream was cut (`SetApart`).
  *
  * A subset of CommonMark/GFM, line by line: what is not recognised is shown as
  * written. Setext headings, indented code and HTML stay as text.
  */
 import * as Escape from "../../security/Escape.js"
 import * as Flow from "./Flow.js"
+import * as SetApart from "./SetApart.js"
 import * as Table from "./Table.js"
 
 /** How far (in UTF-16 units) an opening marker looks for its closer, by default. */
@@ -109,6 +113,8 @@ export interface Renderer {
   readonly before: string
   /** The SGR parameters in effect on the screen (`""`: none). */
   readonly sgr: Sgr
+  /** The last stage: lines that read like Mino's own set apart, runs of marks escaped. */
+  readonly apart: SetApart.Filter
 }
 
 export interface Rendered {
@@ -128,11 +134,21 @@ export const make = (options: Options): Renderer => ({
   layout: undefined,
   pending: "",
   before: "",
-  sgr: ""
+  sgr: "",
+  apart: SetApart.make(options.colour ?? options.styled)
 })
 
+/** `rendered`'s output through the last stage. */
+const setApart = (rendered: Rendered, last = false): Rendered => {
+  const step = SetApart.feed(rendered.renderer.apart, rendered.output)
+  const tail = last ? SetApart.end(step.filter) : { filter: step.filter, output: "" }
+  return { renderer: { ...rendered.renderer, apart: tail.filter }, output: step.output + tail.output }
+}
+
 /** Renders `text`, the next piece of the model's text. */
-export const feed = (renderer: Renderer, text: string): Rendered => {
+export const feed = (renderer: Renderer, text: string): Rendered => setApart(draw(renderer, text))
+
+const draw = (renderer: Renderer, text: string): Rendered => {
   if (!renderer.styled) return plain(renderer, renderer.pending + text)
   const pieces = text.split("\n")
   let state = renderer
@@ -148,14 +164,19 @@ export const feed = (renderer: Renderer, text: string): Rendered => {
 /** Finishes the last line (as if it were complete, without a newline); the renderer after it starts afresh. */
 export const end = (renderer: Renderer): Rendered => {
   const fresh = make({ ...renderer, column: 0 })
-  if (!renderer.styled) return { renderer: fresh, output: Escape.forDisplay(renderer.pending) }
+  const finished = setApart({ renderer, output: finish(renderer) }, true)
+  return { renderer: fresh, output: finished.output }
+}
+
+const finish = (renderer: Renderer): string => {
+  if (!renderer.styled) return Escape.forDisplayPiece(renderer.pending)
   if (renderer.table !== undefined) {
     // The last line completes the table or follows it; the table is drawn then.
     const last = renderer.layout === undefined && renderer.pending === "" ? { renderer, output: "" } : advance(renderer, "", true)
-    return { renderer: fresh, output: last.output + flushTable(last.renderer, true).output }
+    return last.output + flushTable(last.renderer, true).output
   }
   const last = renderer.layout === undefined && renderer.pending === "" ? { renderer, output: "" } : line(renderer, "", true)
-  return { renderer: fresh, output: last.output + reset(last.renderer.sgr) }
+  return last.output + reset(last.renderer.sgr)
 }
 
 // ---------------------------------------------------------------------------
@@ -205,7 +226,8 @@ const emit = (sgr: Sgr, runs: ReadonlyArray<Run>): { readonly sgr: Sgr; readonly
       output += reset(current) + (run.sgr === "" ? "" : `\u001b[${run.sgr}m`)
       current = run.sgr
     }
-    output += Escape.forDisplay(run.text)
+    // A row break of the layout's own (that very run, never the model's text: a U+0085 of the model's is escaped) passes as it is.
+    output += run === Flow.BREAK ? run.text : Escape.forDisplayPiece(run.text)
   }
   return { sgr: current, output }
 }
@@ -227,7 +249,7 @@ const plain = (renderer: Renderer, text: string): Rendered => {
   const keep = isHighSurrogate(text.at(-1)) ? 1 : 0
   return {
     renderer: { ...renderer, pending: text.slice(text.length - keep) },
-    output: Escape.forDisplay(text.slice(0, text.length - keep))
+    output: Escape.forDisplayPiece(text.slice(0, text.length - keep))
   }
 }
 

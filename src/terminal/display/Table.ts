@@ -98,7 +98,7 @@ const fill = (runs: ReadonlyArray<Run>, width: number): ReadonlyArray<ReadonlyAr
   const all = [...pushed.runs, ...Flow.close(pushed.flow)]
   const lines: Array<Array<Run>> = [[]]
   for (const run of all) {
-    if (run.text === "\n") lines.push([])
+    if (run === Flow.BREAK) lines.push([])
     else lines[lines.length - 1]?.push(run)
   }
   return lines
@@ -157,7 +157,7 @@ const records = (table: Drawing): ReadonlyArray<ReadonlyArray<Run>> => {
       const all = [...first.runs, ...Flow.close(first.flow)]
       let line: Array<Run> = []
       for (const run of all) {
-        if (run.text === "\n") {
+        if (run === Flow.BREAK) {
           lines.push(line)
           line = []
         } else line.push(run)

@@ -10,7 +10,7 @@
  * counted as the line editor counts them (East Asian wide characters and emoji
  * take two columns).
  */
-import { width } from "../input/LineEditor.js"
+import { width } from "./Width.js"
 
 /** `text` with each of its lines fitted to `columns`; `undefined` columns (no terminal) leaves it as it is. */
 export const wrap = (text: string, columns: number | undefined): string =>

@@ -15,11 +15,11 @@
  * The queue is persistent and costs O(1) per input (amortized), so a flood of
  * type-ahead is linear, not quadratic.
  */
-import type { Input, StopKey } from "./KeyDecoder.js"
+import type { Input, StopKey, Typed as KeyDecoderTyped } from "./KeyDecoder.js"
 import * as LineEditor from "./LineEditor.js"
 import type { Texts } from "../../TextList.js"
 
-export type Typed = Exclude<Input, { readonly _tag: "Stop" }>
+export type Typed = KeyDecoderTyped
 
 /** What was discarded: complete lines, the partial line after them, and whether anything was pasted. */
 export interface Ignored {
@@ -98,6 +98,8 @@ const ignore = (ignored: Ignored, input: Typed): Ignored => {
 
 export const feed = (gate: Gate, input: Input): Step => {
   if (input._tag === "Stop") return { gate, outcome: { _tag: "Stop", key: input.key } }
+  // A terminal's report is the reader's to use (`KeyReader`): it is neither queued, nor typed, nor counted as ignored.
+  if (input._tag === "Report") return { gate, outcome: { _tag: "Held" } }
   switch (gate._tag) {
     case "Idle":
       return { gate: { _tag: "Idle", pending: enqueue(gate.pending, input) }, outcome: { _tag: "Held" } }

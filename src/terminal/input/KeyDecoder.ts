@@ -35,7 +35,8 @@
  * strings (OSC `ESC ]`, DCS `ESC P`, SOS `ESC X`, PM `ESC ^`, APC `ESC _`), which
  * end at BEL or ST (`ESC \`; another ESC ends one too and starts a sequence of
  * its own), an X10 mouse report (`ESC [ M` and three characters), and a CSI of
- * any length, which ends at its final byte. None of them is held in memory:
+ * any length, which ends at its final byte; a cursor position report is
+ * decoded (`Report`) for whoever asked for it, and is never text. None of them is held in memory:
  * past its start it is skipped as it arrives (`skip`). A string or CSI the
  * terminal never ends is dropped until the terminal has been quiet for
  * `QUIET_MS` (`idle`), as a lone ESC is; what is typed after that pause is
@@ -53,6 +54,15 @@ export type Input =
   | { readonly _tag: "Paste"; readonly text: string }
   /** Ctrl+C (`interrupt`) or Ctrl+\ (`quit`). */
   | { readonly _tag: "Stop"; readonly key: StopKey }
+  /**
+   * The terminal's cursor position report (`ESC [ row ; column R`), its answer to
+   * `ESC [ 6 n`: never text and never a key. Only typed input gives one; inside
+   * a paste (and after one, while `trailing`) it is dropped like any sequence.
+   */
+  | { readonly _tag: "Report"; readonly row: number; readonly column: number }
+
+/** What a person did at a line: everything but a stop key and a terminal's report. */
+export type Typed = Exclude<Input, { readonly _tag: "Stop" } | { readonly _tag: "Report" }>
 
 /**
  * After a paste ends, input counts as pasted until the terminal has held none
@@ -224,6 +234,8 @@ const sequence = (text: string, at: number): Sequence => {
       const { ctrl, meta } = modifiers(params)
       return { _tag: "Complete", length, input: key(TILDE[first] ?? "function", ctrl, meta) }
     }
+    const position = final === "R" ? /^(\d{1,5});(\d{1,5})$/.exec(params) : null
+    if (position !== null) return { _tag: "Complete", length, input: { _tag: "Report", row: Number(position[1]), column: Number(position[2]) } }
     const name = FINAL[final]
     if (name === undefined) return { _tag: "Complete", length, input: key("unknown") }
     const { ctrl, meta } = modifiers(params)

@@ -25,17 +25,26 @@
  * or a poll phase that runs before timers changes nothing, because the drain
  * reads the terminal itself rather than trusting when a key was read. Input
  * that keeps pouring in (a paste that does not end) keeps the guard up.
+ *
+ * The guard's time starts once the screen is on the person's display, not
+ * once its write returned (on a slow link the bytes may still be on their way,
+ * behind a model's forged screen): where the output takes escape sequences,
+ * a cursor position request follows the screen, and the guard starts when the
+ * terminal's answer is read (`Sighting`). Input before it never answers.
  */
+import { randomInt } from "node:crypto"
 import * as Fs from "node:fs"
 import { performance } from "node:perf_hooks"
 import type { Readable, Writable } from "node:stream"
 import * as tty from "node:tty"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as FatalSignals from "./FatalSignals.js"
 import * as InputGate from "./InputGate.js"
 import * as KeyDecoder from "./KeyDecoder.js"
 import * as LineEditor from "./LineEditor.js"
 import * as PromptLayout from "./PromptLayout.js"
+import * as Sighting from "./Sighting.js"
 import * as Width from "../display/Width.js"
 import type { Texts } from "../../TextList.js"
 
@@ -43,6 +52,8 @@ import type { Texts } from "../../TextList.js"
 export interface Answer {
   readonly text: string
   readonly pasted: boolean
+  /** No answer was read: a cursor position report Mino had not asked for arrived while the screen was on its way (`Sighting`). */
+  readonly forgedReport?: boolean
 }
 
 export interface KeyReaderOptions {
@@ -69,6 +80,9 @@ const SGR_CODES = /\u001b\[[0-9;]*m/g
 
 /** At most this much is drained at the end of a guard; more means input is still pouring in. */
 const DRAIN_LIMIT = 1 << 20
+
+/** How long the end waits for the terminal's answers to requests still due. */
+const EXIT_WAIT_MS = 300
 
 /** Redraws of a line being typed or pasted are at most this often. */
 const REDRAW_MS = 16
@@ -98,6 +112,12 @@ export const make = (options: KeyReaderOptions) =>
     const layout = options.animated ? PromptLayout.ansi : PromptLayout.plain
 
     let decoder = KeyDecoder.initial
+    let sighting = Sighting.initial
+    // The question waiting for its screen to be seen: called when it is (or when the wait gives up).
+    let onSeen: ((seen: "seen" | "forged") => void) | undefined
+    // Told when no request is left unanswered.
+    let onAnswered: (() => void) | undefined
+    const screenColumns = () => (ttyOutput !== undefined && ttyOutput.columns > 0 ? ttyOutput.columns : 80)
     let gate: InputGate.Gate = InputGate.idle
     let ended = false
     let modesSet = false
@@ -168,6 +188,13 @@ export const make = (options: KeyReaderOptions) =>
     const dispatch = (inputs: ReadonlyArray<KeyDecoder.Input>) => {
       for (const item of inputs) {
         if (stopped) return
+        if (item._tag === "Report") {
+          const answered = Sighting.report(sighting, item.column, screenColumns())
+          sighting = answered.sighting
+          if (Sighting.unanswered(sighting) === 0) onAnswered?.()
+          if (answered.seen !== "not yet") onSeen?.(answered.seen)
+          continue
+        }
         const step = InputGate.feed(gate, item)
         gate = step.gate
         const { outcome } = step
@@ -179,6 +206,7 @@ export const make = (options: KeyReaderOptions) =>
     // End of input (a closed pipe in tests; a hung-up terminal): the prompt shown, or the next one, ends.
     const onEnd = () => {
       ended = true
+      onSeen?.("seen")
       if (gate._tag === "Reading") shown?.done({ _tag: "Ended", editor: gate.editor })
     }
     const onData = (chunk: Buffer | string) => {
@@ -235,18 +263,38 @@ export const make = (options: KeyReaderOptions) =>
       if (ttyInput !== undefined) ttyInput.setRawMode(false)
     }
 
-    const drainFd = yield* Effect.acquireRelease(
+    /**
+     * Before the terminal is given back, the answers still due are read (for at
+     * most `EXIT_WAIT_MS`), so none arrives as typing at the shell after Mino.
+     */
+    const awaitAnswers = Effect.async<void>((resume) => {
+      if (Sighting.unanswered(sighting) === 0 || stopped || ended) return resume(Effect.void)
+      const timer = setTimeout(() => resume(Effect.void), EXIT_WAIT_MS)
+      onAnswered = () => {
+        clearTimeout(timer)
+        resume(Effect.void)
+      }
+    })
+
+    const { fd: drainFd } = yield* Effect.acquireRelease(
       Effect.sync(() => {
         assertModes()
         input.on("data", onData)
         input.on("end", onEnd)
         input.on("error", onEnd)
         input.resume()
+        // Whether the terminal answers at all is known before the first question.
+        if (options.animated) {
+          sighting = Sighting.started(sighting)
+          raw(Sighting.REQUEST)
+        }
         process.on("exit", restoreModes)
-        return openDrain(input)
+        const releaseSignals = FatalSignals.restoreBeforeDeath(restoreModes)
+        return { fd: openDrain(input), releaseSignals }
       }),
-      (fd) =>
-        Effect.sync(() => {
+      ({ fd, releaseSignals }) =>
+        Effect.zipRight(awaitAnswers, Effect.sync(() => {
+          releaseSignals()
           input.off("data", onData)
           input.off("end", onEnd)
           input.off("error", onEnd)
@@ -256,7 +304,7 @@ export const make = (options: KeyReaderOptions) =>
           if (redrawTimer !== undefined) clearTimeout(redrawTimer)
           if (idleTimer !== undefined) clearTimeout(idleTimer)
           if (fd !== undefined) Fs.closeSync(fd)
-        })
+        }))
     )
 
     const drainBuffer = Buffer.alloc(64 * 1024)
@@ -337,9 +385,10 @@ export const make = (options: KeyReaderOptions) =>
         if (stopped) return
         if (ended) return resume(Effect.succeed(Option.none()))
         assertModes()
-        // The screen is on the terminal: from here on, and until the guard ends, input only counts as ignored.
+        // The screen is written: from here on, and until the guard ends, input only counts as ignored.
         gate = InputGate.guard(gate)
         let timer: ReturnType<typeof setTimeout> | undefined
+        let repeat: ReturnType<typeof setTimeout> | undefined
         const settle = (outcome: InputGate.Outcome) => {
           if (outcome._tag !== "Submitted" && outcome._tag !== "Ended") return
           finish(outcome.editor)
@@ -363,9 +412,43 @@ export const make = (options: KeyReaderOptions) =>
           shown.drawn = layout(undefined, frame(shown, LineEditor.empty())).drawn
           if (ended) settle({ _tag: "Ended", editor: LineEditor.empty() })
         }
-        timer = setTimeout(endGuard, options.guardMs)
+        const seen = (how: "seen" | "forged") => {
+          if (repeat !== undefined) clearTimeout(repeat)
+          repeat = undefined
+          onSeen = undefined
+          sighting = Sighting.end(sighting)
+          if (how === "seen") timer = setTimeout(endGuard, options.guardMs)
+          else {
+            // Nothing typed can answer this question: it is denied, and input waits for the next prompt.
+            gate = InputGate.idle
+            resume(Effect.succeed(Option.some({ text: "", pasted: false, forgedReport: true })))
+          }
+        }
+        if (!options.animated || ended) seen("seen")
+        else {
+          // Reports read before the request is written answer nothing of this question.
+          drain()
+          if (stopped) return
+          const began = performance.now()
+          sighting = Sighting.begin(sighting)
+          onSeen = seen
+          const request = () => {
+            const column = Sighting.column(sighting, screenColumns(), () => randomInt(0, 1 << 30) / (1 << 30))
+            sighting = Sighting.asked(sighting, column)
+            raw(Sighting.request(column))
+            repeat = setTimeout(() => {
+              repeat = undefined
+              if (Sighting.onRepeat(sighting, performance.now() - began) === "give up") seen("seen")
+              else request()
+            }, Sighting.REPEAT_MS)
+          }
+          request()
+        }
         return Effect.sync(() => {
           if (timer !== undefined) clearTimeout(timer)
+          if (repeat !== undefined) clearTimeout(repeat)
+          onSeen = undefined
+          sighting = Sighting.end(sighting)
           shown = undefined
           gate = InputGate.close(gate)
         })

@@ -17,7 +17,7 @@
  * and Ctrl+S search the earlier questions incrementally (`Search`).
  */
 import * as Escape from "../../security/Escape.js"
-import type { Input } from "./KeyDecoder.js"
+import type { Typed } from "./KeyDecoder.js"
 import * as Rope from "./Rope.js"
 import * as Width from "../display/Width.js"
 import type { Texts } from "../../TextList.js"
@@ -308,7 +308,7 @@ const endSearch = (editor: Editor, search: Search, keep: boolean): Editor =>
     : { ...editor, ...search.before, index: search.index, search: undefined }
 
 const Search = {
-  press: (editor: Editor, search: Search, input: Exclude<Input, { readonly _tag: "Stop" }>): Action => {
+  press: (editor: Editor, search: Search, input: Typed): Action => {
     const from = search.found ?? (search.direction === "back" ? editor.history.length - 1 : 0)
     if (input._tag === "Text") return searched(editor, search, search.query + input.text, search.direction, from)
     if (input._tag === "Key" && !input.meta) {
@@ -338,7 +338,7 @@ export const label = (editor: Editor, prompt: string): string => {
   return `(${search.failed ? "failed " : ""}${name})'${Array.from(search.query, shown).join("")}': `
 }
 
-export const press = (editor: Editor, input: Exclude<Input, { readonly _tag: "Stop" }>): Action => {
+export const press = (editor: Editor, input: Typed): Action => {
   if (editor.search !== undefined) return Search.press(editor, editor.search, input)
   switch (input._tag) {
     case "Text":

@@ -2,8 +2,7 @@
  * Runs one approved command: `/bin/bash --noprofile --norc -c <command>` in its
  * own process group, with exactly the given environment, stdin from /dev/null,
  * and stdout and stderr captured into one bounded buffer. It is started by the
- * `Lifeline`'s small spawner (not by forking Mino's heap), and runs only once the
- * lifeline's watcher holds its deadline.
+ * `Lifeline`, and runs only once the lifeline's watcher holds its deadline.
  *
  * Not `@effect/platform`'s Command, which stops a child without SIGKILL, waits
  * for it without limit and leaves its background children running. Here every
@@ -17,14 +16,11 @@
  *   output captured so far and names the cause;
  * - interruption or scope close: SIGKILL.
  *
- * Those all live in Mino's event loop; the `Lifeline` holds the deadline and
- * kills the group when Mino itself is stopped or gone.
- *
- * The result says what happened, in this order of precedence: bash exited by
- * itself (`exit_code`; never `timed_out`, however late Mino noticed), cancelled,
- * killed at the deadline (`timed_out`), killed on overflow (`truncated`), killed
- * because its status was lost (its parent, the spawner, was killed), killed by
- * another signal (`signal`).
+ * After a kill Mino waits at most `KILL_WAIT_MS` for bash to be reaped, then
+ * settles with what it has: nothing a command does holds the turn. Those all
+ * live in Mino's event loop; the `Lifeline` holds the deadline and kills the
+ * group when Mino itself is stopped or gone. What the result says is
+ * `Outcome.outcome`'s rule.
  *
  * A descendant that leaves the group (`setsid`) can still escape; only the
  * wait for its output is bounded.
@@ -39,8 +35,11 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import { Secrets, type SecretsShape } from "../../security/Secrets.js"
 import type { Cancellation } from "../Tool.js"
-import { finish as finishOutput, type ToolResult } from "../ToolResult.js"
+import type { ToolResult } from "../ToolResult.js"
 import * as Lifeline from "./Lifeline.js"
+import { type End, type Kill, outcome } from "./Outcome.js"
+
+export { formatBytes, formatDuration } from "./Outcome.js"
 
 /** Exactly what runs: the command and every input it runs with. */
 export interface BashOperation {
@@ -58,15 +57,8 @@ export const DEFAULT_TIMEOUT_MS = 30_000
 export const DEFAULT_OUTPUT_LIMIT_BYTES = 64 * 1024
 /** After bash exits, the longest wait for descendants that still hold its output pipes. */
 export const PIPE_DRAIN_MS = 250
-/** After a SIGKILL on interruption or cancellation, the longest wait for bash to be reaped. */
-const KILL_WAIT_MS = 1_000
-
-/** `30000` → `"30 s"`, `300` → `"0.3 s"`. */
-export const formatDuration = (ms: number): string => `${Number((ms / 1000).toFixed(3))} s`
-
-/** `65536` → `"64 KiB"`; sizes that are not whole KiB stay in bytes. */
-export const formatBytes = (bytes: number): string =>
-  bytes >= 1024 && bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`
+/** After a SIGKILL, the longest wait for bash to be reaped before the result is settled without it. */
+export const KILL_WAIT_MS = 1_000
 
 export class BashRunner extends Context.Tag("mino/BashRunner")<
   BashRunner,
@@ -91,205 +83,181 @@ export class BashRunner extends Context.Tag("mino/BashRunner")<
   )
 }
 
+/** The output kept so far: at most `limit` bytes. */
+export interface Capture {
+  readonly limit: number
+  readonly chunks: Array<Buffer>
+  bytes: number
+  /** The limit was reached: the rest was dropped. */
+  truncated: boolean
+}
+
+export const emptyCapture = (limit: number): Capture => ({ limit, chunks: [], bytes: 0, truncated: false })
+
+/** Keeps what fits of `chunk`; true when this chunk reached the limit (the group must then be killed). */
+export const append = (capture: Capture, chunk: Buffer): boolean => {
+  if (capture.truncated) return false
+  const room = capture.limit - capture.bytes
+  const kept = chunk.length <= room ? chunk : chunk.subarray(0, room)
+  capture.chunks.push(kept)
+  capture.bytes += kept.length
+  capture.truncated = chunk.length > room
+  return capture.truncated
+}
+
+/**
+ * The capture as text. One cut at the limit can end inside a character: the
+ * decoder keeps that part back rather than leaving a U+FFFD the command never wrote.
+ */
+export const decode = (capture: Capture): string => {
+  const bytes = Buffer.concat(capture.chunks)
+  return capture.truncated ? new StringDecoder("utf8").write(bytes) : bytes.toString("utf8")
+}
+
+/** Everything one run knows, in one record. */
+interface RunState {
+  readonly capture: Capture
+  /** A monotonic clock: it keeps counting while Mino is stopped, as the lifeline's deadline does. */
+  readonly startedAt: number
+  killedFor: Kill | undefined
+  cancelCause: string
+  /** How bash ended, once it has. */
+  end: End | undefined
+  /** Why it never ran, if it did not. */
+  notRun: string | undefined
+  /** Settled or stopped: no more output is kept and no more kills are sent. */
+  released: boolean
+  output: Socket | undefined
+}
+
+/** What the run's fibers wait for. */
+interface Moments {
+  /** bash ended (or its watcher did, or it never ran). */
+  readonly ended: Deferred.Deferred<void>
+  readonly pipeClosed: Deferred.Deferred<void>
+  /** Cancelled while bash ran. */
+  readonly cancelled: Deferred.Deferred<void>
+  /** Cancelled while its pipe drained: the result is bash's own, at once. */
+  readonly drainCut: Deferred.Deferred<void>
+}
+
+const done = (deferred: Deferred.Deferred<void>): void => void Deferred.unsafeDone(deferred, Exit.void)
+
+const over = (state: RunState): boolean => state.end !== undefined || state.notRun !== undefined
+
 const run = Effect.fn("BashRunner.run")(function*(
   operation: BashOperation,
   lifeline: Lifeline.Lifeline,
   secrets: SecretsShape,
   cancel: Cancellation | undefined
 ) {
-  const done = yield* Deferred.make<ToolResult>()
-  const exited = yield* Deferred.make<void>()
-  const execution = yield* Effect.acquireRelease(
-    Effect.sync(() => start(operation, lifeline, secrets, done, exited)),
-    (execution) => execution.stop
-  )
+  const moments: Moments = {
+    ended: yield* Deferred.make<void>(),
+    pipeClosed: yield* Deferred.make<void>(),
+    cancelled: yield* Deferred.make<void>(),
+    drainCut: yield* Deferred.make<void>()
+  }
+  const state: RunState = {
+    capture: emptyCapture(operation.outputLimitBytes),
+    startedAt: performance.now(),
+    killedFor: undefined,
+    cancelCause: "",
+    end: undefined,
+    notRun: undefined,
+    released: false,
+    output: undefined
+  }
+  const launch = yield* Effect.acquireRelease(Effect.sync(() => start(operation, lifeline, state, moments)), (launch) => stop(state, launch, moments))
   // No fiber waits for the stop: the kill is a callback.
-  if (cancel !== undefined) cancel.onCancel(execution.cancel)
+  cancel?.onCancel((cause) => {
+    if (state.released) return
+    state.cancelCause = cause
+    done(over(state) ? moments.drainCut : moments.cancelled)
+  })
   // Interruption kills at once rather than when the caller's scope closes.
-  return yield* Deferred.await(done).pipe(Effect.onInterrupt(() => execution.stop))
+  yield* settle(operation, state, launch, moments).pipe(Effect.onInterrupt(() => stop(state, launch, moments)))
+  state.released = true
+  state.output?.destroy()
+  if (state.notRun !== undefined) return { status: "failed", output: state.notRun } satisfies ToolResult
+  const ending = {
+    end: state.end ?? { _tag: "Unreaped" },
+    killedFor: state.killedFor,
+    cancelCause: state.cancelCause,
+    truncated: state.capture.truncated,
+    elapsedMs: performance.now() - state.startedAt
+  } as const
+  return outcome(ending, secrets.redact(decode(state.capture)), operation, secrets.redactCut)
 })
 
-interface Execution {
-  /** Kills the group and settles with what was captured, naming `cause`. */
-  readonly cancel: (cause: string) => void
-  /** Kills the group unless bash has been reaped, releases timers and pipes; idempotent. */
-  readonly stop: Effect.Effect<void>
-}
-
-/** Why Mino killed the group, the first time it did. */
-type Kill = "overflow" | "timeout" | "cancel"
-
-/** Starts bash and wires its events; the outcome arrives in `done`, bash's reaping in `exited`. */
-const start = (
-  operation: BashOperation,
-  lifeline: Lifeline.Lifeline,
-  secrets: SecretsShape,
-  done: Deferred.Deferred<ToolResult>,
-  exited: Deferred.Deferred<void>
-): Execution => {
-  const chunks: Array<Buffer> = []
-  let captured = 0
-  let truncated = false
-  let killedFor: Kill | undefined
-  let cancelCause = ""
-  // Once bash is reaped its pid may be reused, so its group is signalled only once more, at exit.
-  let reaped = false
-  let stopped = false
-  let openPipes = 0
-  let exitCode: number | null = null
-  let exitSignal: NodeJS.Signals | null = null
-  let timeoutTimer: NodeJS.Timeout | undefined
-  let drainTimer: NodeJS.Timeout | undefined
-  let output: Socket | undefined
-  /** Why bash's status is unknown, when the spawner was killed. */
-  let lost: string | undefined
-  // A monotonic clock: it keeps counting while Mino is stopped, as the lifeline's deadline does.
-  const startedAt = performance.now()
-
-  const release = (): void => {
-    stopped = true
-    clearTimeout(timeoutTimer)
-    clearTimeout(drainTimer)
-    output?.destroy()
+/** Starts bash and wires its events into the state and the moments. */
+const start = (operation: BashOperation, lifeline: Lifeline.Lifeline, state: RunState, moments: Moments): Lifeline.Launch => {
+  const ended = (end: End | undefined, notRun?: string) => {
+    state.end = end
+    state.notRun = notRun
+    done(moments.ended)
   }
-
-  const settle = (result: ToolResult): void => {
-    if (stopped) return
-    release()
-    Deferred.unsafeDone(done, Exit.succeed(result))
-  }
-
-  const kill = (why: Kill): void => {
-    killedFor ??= why
-    if (!reaped) launch.kill()
-  }
-
-  const finish = (): void => {
-    if (stopped) return
-    const captured = Buffer.concat(chunks)
-    // A capture cut at the limit can end inside a character: the decoder keeps that part back
-    // rather than leaving a U+FFFD the command never wrote.
-    const text = truncated ? new StringDecoder("utf8").write(captured) : captured.toString("utf8")
-    settle(outcome(secrets.redact(text)))
-  }
-
-  /** What happened, by the precedence in the module comment. */
-  const outcome = (text: string): ToolResult => {
-    const flags = { ...(truncated ? { truncated: true } : {}), ...(exitSignal === null ? {} : { signal: exitSignal }) }
-    const overflow = `output limit of ${formatBytes(operation.outputLimitBytes)} reached; process group killed`
-    // The output sent and saved, within 64 KiB with its note; what a cut leaves of the key is redacted.
-    const output = (note: string | undefined) =>
-      finishOutput(text, {
-        notes: [...(note === undefined ? [] : [note]), ...(truncated && note !== overflow ? [overflow] : [])],
-        cut: truncated
-      }, secrets.redactCut)
-    if (exitCode !== null) return { status: exitCode === 0 ? "completed" : "failed", output: output(undefined), exit_code: exitCode, ...flags }
-    if (killedFor === "cancel") {
-      return {
-        status: "unknown",
-        output: output(`${cancelCause} while it ran; process group killed. It may have had effects.`),
-        cancelled: true,
-        ...flags
-      }
-    }
-    // Killed at the deadline by Mino, or by the lifeline while Mino was stopped.
-    const late = exitSignal === "SIGKILL" && performance.now() - startedAt >= operation.timeoutMs
-    if (killedFor === "timeout" || (killedFor === undefined && late)) {
-      return {
-        status: "failed",
-        output: output(`timed out after ${formatDuration(operation.timeoutMs)}; process group killed`),
-        timed_out: true,
-        ...flags
-      }
-    }
-    if (killedFor === "overflow") return { status: "failed", output: output(overflow), ...flags }
-    if (lost !== undefined) return { status: "failed", output: output(`${lost} while it ran; process group killed`), ...flags }
-    return { status: "failed", output: output(`terminated by signal ${exitSignal ?? "unknown"}`), ...flags }
-  }
-
-  const onData = (chunk: Buffer): void => {
-    if (truncated || stopped) return
-    const room = operation.outputLimitBytes - captured
-    if (chunk.length <= room) {
-      chunks.push(chunk)
-      captured += chunk.length
-      return
-    }
-    chunks.push(chunk.subarray(0, room))
-    captured += room
-    truncated = true
-    kill("overflow")
-  }
-
-  const onPipeClosed = (): void => {
-    openPipes -= 1
-    if (reaped && openPipes === 0) finish()
-  }
-
-  /** bash has ended (or its status is lost), and what was left of its group is killed: wait a bounded time for the pipe. */
-  const onEnd = (): void => {
-    reaped = true
-    Deferred.unsafeDone(exited, Exit.void)
-    if (stopped) return
-    clearTimeout(timeoutTimer)
-    clearTimeout(drainTimer)
-    if (openPipes === 0) finish()
-    else drainTimer = setTimeout(finish, PIPE_DRAIN_MS)
-  }
-
-  const launch = lifeline.launch(operation, {
+  const launch: Lifeline.Launch = lifeline.launch(operation, {
     running: (_group, stream) => {
-      output = stream
-      if (stopped) return void stream.destroy()
-      openPipes += 1
-      stream.on("data", onData)
-      stream.on("close", onPipeClosed)
+      state.output = stream
+      if (state.released) return void stream.destroy()
+      stream.on("data", (chunk: Buffer) => {
+        if (!state.released && append(state.capture, chunk)) kill(state, launch, "overflow")
+      })
+      stream.on("close", () => done(moments.pipeClosed))
       stream.on("error", () => {}) // a pipe error ends the capture; "close" follows
     },
-    exited: (code, signal) => {
-      exitCode = code
-      exitSignal = signal
-      onEnd()
-    },
-    lost: (reason) => {
-      lost = reason
-      exitSignal = "SIGKILL"
-      onEnd()
-    },
-    failed: (message) => {
-      settle({ status: "failed", output: message })
-      reaped = true
-      Deferred.unsafeDone(exited, Exit.void)
-    }
+    exited: (code, signal) => ended({ _tag: "Exited", code, signal }),
+    lost: (reason) => ended({ _tag: "Lost", reason }),
+    failed: (message) => ended(undefined, message)
+  })
+  return launch
+}
+
+/** Kills the group (unless bash is over), remembering the first reason. */
+const kill = (state: RunState, launch: Lifeline.Launch, why: Kill): void => {
+  state.killedFor ??= why
+  if (!over(state)) launch.kill()
+}
+
+/** Kills, then waits a bounded time for bash to be reaped. */
+const killAndWait = (state: RunState, launch: Lifeline.Launch, moments: Moments, why: Kill) =>
+  Effect.suspend(() => {
+    kill(state, launch, why)
+    return Effect.ignore(Effect.timeout(Deferred.await(moments.ended), KILL_WAIT_MS))
   })
 
-  // Killed at the deadline, the command's end is normally reported at once; if the helper
-  // cannot report it (a command stopped it), the result is settled anyway and the helper replaced.
-  const killThenSettle = (why: Kill): void => {
-    kill(why)
-    clearTimeout(drainTimer)
-    drainTimer = setTimeout(() => {
-      launch.abandon()
-      finish()
-    }, KILL_WAIT_MS)
-  }
+/** The deadline: at `timeoutMs`, the group is killed, unless bash is over by then. */
+const deadline = (operation: BashOperation, state: RunState, launch: Lifeline.Launch, moments: Moments) =>
+  Effect.sleep(`${operation.timeoutMs} millis`).pipe(
+    Effect.zipRight(Effect.suspend(() => over(state) ? Effect.never : killAndWait(state, launch, moments, "timeout")))
+  )
 
-  if (!stopped) timeoutTimer = setTimeout(() => killThenSettle("timeout"), operation.timeoutMs)
+/**
+ * Until there is a result: bash's end (then a bounded drain of its pipe), the
+ * deadline or a cancellation (each a kill and a bounded wait for the end).
+ */
+const settle = (operation: BashOperation, state: RunState, launch: Lifeline.Launch, moments: Moments) =>
+  Effect.gen(function*() {
+    yield* Effect.raceAll([
+      Deferred.await(moments.ended),
+      deadline(operation, state, launch, moments),
+      Effect.zipRight(Deferred.await(moments.cancelled), killAndWait(state, launch, moments, "cancel"))
+    ])
+    if (state.end === undefined || state.output === undefined) return
+    yield* Effect.raceAll([
+      Effect.ignore(Effect.timeout(Deferred.await(moments.pipeClosed), PIPE_DRAIN_MS)),
+      // Cancelled while it drains: the result is bash's own, with what was captured.
+      Deferred.await(moments.drainCut)
+    ])
+  })
 
-  return {
-    cancel: (cause) => {
-      if (stopped) return
-      cancelCause = cause
-      if (reaped) return finish() // only the drain was left: the result is bash's own
-      // Settle with what was captured even if bash is not reaped in time.
-      killThenSettle("cancel")
-    },
-    stop: Effect.suspend(() => {
-      if (stopped) return Effect.void
-      const running = !reaped
-      if (running) launch.kill()
-      release()
-      return running ? Effect.ignore(Effect.timeout(Deferred.await(exited), KILL_WAIT_MS)) : Effect.void
-    })
-  }
-}
+/** Kills the group unless bash is over, and stops keeping output; waits a bounded time for bash. Idempotent. */
+const stop = (state: RunState, launch: Lifeline.Launch, moments: Moments) =>
+  Effect.suspend(() => {
+    if (state.released) return Effect.void
+    const running = !over(state)
+    if (running) launch.kill()
+    state.released = true
+    state.output?.destroy()
+    return running ? Effect.ignore(Effect.timeout(Deferred.await(moments.ended), KILL_WAIT_MS)) : Effect.void
+  })

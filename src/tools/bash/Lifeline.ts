@@ -2,141 +2,142 @@
  * The lifeline: how an approved command is started, and the bounds it keeps
  * whatever becomes of Mino. Mino's own timer and kill calls stop with Mino
  * (SIGKILL, a crash, the terminal closing, a command killing Mino) or pause with
- * it (Ctrl+Z, SIGSTOP); the lifeline does not.
+ * it (Ctrl+Z, SIGSTOP); the lifeline does not. Every mechanism here exists on
+ * macOS and Linux alike: POSIX `sh` scripts, pipes, process groups and absolute
+ * paths (`/bin/sh`, `/bin/sleep`, `/usr/bin/env`, `/bin/bash`), nothing else.
  *
- * One small bash process (the helper) per running command at most, usually one
- * per Mino, spawned with the first command and kept until the runner's scope
- * closes. It is in a session of its own (no controlling terminal: Ctrl+Z,
- * Ctrl+C and a hangup never reach it) and has no environment but `LC_ALL=C`
- * (never the key). It plays two parts, over pipes only Mino holds:
+ * - The watcher: one `/bin/sh` per Mino (another only after one has died), in a
+ *   session of its own (Ctrl+Z, Ctrl+C and a hangup never reach it), with no
+ *   environment but `LC_ALL=C` (never the key). It reads whole lines on its
+ *   stdin, a pipe only Mino holds: `arm <pgid> <ms>` starts one background
+ *   sleeper that SIGKILLs the group at its deadline, `disarm <pgid>` ends that
+ *   sleeper. At end of file, which the kernel delivers the moment Mino is gone
+ *   however it ended, it SIGKILLs every armed group, then its own group (itself
+ *   and its sleepers).
+ * - The gate: Mino spawns each command itself, `detached` (a session and process
+ *   group of its own, led by the command, with no controlling terminal), as
+ *   `/bin/sh -c <GATE>` with an empty environment, stdin a pipe from Mino and
+ *   stdout one pipe to Mino. The gate reads one line on stdin and exits 125
+ *   unless it is the go line; then it takes `/dev/null` as stdin, sends stderr
+ *   to the output pipe, closes every other descriptor it may hold, and `exec`s
+ *   `/usr/bin/env -i <the environment> /bin/bash --noprofile --norc -c
+ *   <command>`: the process Mino armed is the command's bash, with exactly the
+ *   given environment (the gate's shell adds nothing to it), `$0` `/bin/bash`,
+ *   the signal dispositions and mask Node's spawn resets to their defaults.
  *
- * - the watcher (the process Mino spawned) reads one line per event on its
- *   stdin, `arm <pgid> <timeout ms>` and `disarm <pgid>`; it SIGKILLs an armed
- *   group at its deadline, and every armed group as soon as that pipe reaches
- *   end of file, which the kernel delivers the moment Mino is gone, however it
- *   ended; it then waits for the spawner, and ends;
- * - the spawner (a subshell of the watcher) starts the commands, so that a start
- *   forks this small shell rather than Mino's whole heap. For each request
- *   (`run`, then the directory, the command and each `NAME=VALUE`, each as many
- *   bytes as the request says) it forks a child in a new process group, in the
- *   command's directory, which waits for one byte on its stdin. It reports
- *   `started <pid> <spawner pid> <output fd> <gate fd>`: Mino opens the child's
- *   output pipe (stdout and stderr, one pipe) and the write end of its stdin
- *   through `/proc/<spawner pid>/fd/` and says `opened` (the spawner then closes
- *   its own end of that stdin), arms the group, and only once `arm` is in the
- *   watcher's pipe writes the go byte. The child then takes `/dev/null` as
- *   stdin, closes every other descriptor, exports exactly the given environment
- *   and `exec`s `/bin/bash --noprofile --norc -c <command>`: the process Mino
- *   armed is the command's bash. When it ends, the spawner reports how (its job
- *   line: `Exit 3`, `Done`, or the signal, then `exit <status>`).
+ * Mino writes `arm` first and the go line only once `arm` is in the watcher's
+ * pipe, which keeps it even if Mino dies the next instant. So a command cannot
+ * execute one instruction before its deadline is held: Mino gone before the go
+ * line, the gate reads end of file and exits having run nothing; after it, the
+ * watcher holds the deadline. Mino reaps every command (it is their parent), so
+ * none is left a zombie; how it ended comes from the kernel, not from a report.
  *
- * So a command cannot execute one instruction before the watcher holds its
- * deadline: Mino gone before the go byte, no one holds the child's stdin any
- * more, and it reads end of file and exits without running anything (the spawner,
- * at end of file too, reaps it and ends); after it, the watcher already holds the
- * deadline. The spawner reaps every command itself, so none is left a zombie for
- * init to collect.
- *
- * The command's parent is the spawner, not Mino (`$PPID`). A command that kills
- * it, or the watcher (it runs with the same uid), is killed by Mino at once (its
- * status can no longer be known), and the next command gets a new helper; killing
- * the watcher while Mino is stopped removes the lifeline, as a command can remove
- * any cleanup.
+ * The command's parent is Mino (`$PPID`): a command that kills it is killed by
+ * the watcher. A command that kills the watcher (same uid) is killed by Mino at
+ * once, its result says so, and the next command gets a new watcher; one that
+ * stops the watcher is bounded by Mino's own timer, and the next command
+ * continues it; one that kills the sleep holding its deadline is killed as at
+ * the deadline. A command that stops or kills the watcher and then kills Mino
+ * escapes every bound, as does one that leaves its group (`setsid`, `set -m`,
+ * coreutils `timeout`).
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
-import { constants as os } from "node:os"
 import * as path from "node:path"
-import { type Readable, Writable } from "node:stream"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 
 /**
- * The helper (exported for its tests). Deadlines are kept in microseconds of the
- * watcher's own clock, from the moment it reads `arm`.
+ * The watcher (exported for its tests, which run it under several shells). POSIX
+ * `sh`, builtins only but `/bin/sleep`; started detached, so that `kill -KILL 0`
+ * at the end reaches its own group alone. A sleeper reaps its sleep; the watcher
+ * reaps a sleeper when it is disarmed.
  */
-export const SCRIPT = `
-export -n LC_ALL PWD OLDPWD SHLVL
+export const WATCHER = `
 trap '' HUP INT QUIT TSTP TTIN TTOU PIPE
-
-gate() {
-  IFS= read -r -N 1 go && [[ $go == g ]] || exit 125
-  exec </dev/null 2>&1
-  trap - HUP INT QUIT TSTP TTIN TTOU PIPE CHLD
-  for fd in /proc/self/fd/*; do fd=\${fd##*/}; (( fd > 2 )) && exec {fd}>&-; done
-  # The gate's own variables go: a name in the environment is then exported as given, and cannot change what runs.
-  set -- "\${env[@]}" "$cmd"
-  unset -v env head cmd cwd entry i go fd opened C C_PID
-  while (( $# > 1 )); do export -- "$1" || exit 125; shift; done
-  exec /bin/bash --noprofile --norc -c "$1"
-}
-
-spawner() {
-  trap 'jobs -l' CHLD
-  while IFS=' ' read -r -a head; do
-    [[ \${head[0]} == run ]] || exit 1
-    IFS= read -r -N "\${head[1]}" cwd && (( \${#cwd} == head[1] )) || exit 1
-    IFS= read -r -N "\${head[2]}" cmd && (( \${#cmd} == head[2] )) || exit 1
-    env=()
-    for (( i = 3; i < \${#head[@]}; i++ )); do
-      IFS= read -r -N "\${head[i]}" entry && (( \${#entry} == head[i] )) || exit 1
-      env+=("$entry")
-    done
-    if ! cd -P -- "$cwd" 2>/dev/null; then printf 'nocd\\n'; continue; fi
-    set -m
-    coproc C { gate; }
-    set +m
-    cd /
-    printf 'started %s %s %s %s\\n' "$C_PID" "$BASHPID" "\${C[0]}" "\${C[1]}"
-    # Once Mino has opened the child's pipes (or is gone), the spawner's end of its
-    # stdin goes: the child then reads end of file as soon as Mino's end is closed.
-    IFS= read -r opened
-    fd=\${C[1]}
-    exec {fd}>&-
-    wait "$C_PID"
-    printf 'exit %s\\n' "$?"
-  done
-}
-
-spawner 0<&3 3<&- &
-exec 3<&- 1>/dev/null
-
-declare -A due=()
-while :; do
-  now=\${EPOCHREALTIME/[.,]/}
-  wait=
-  for g in "\${!due[@]}"; do
-    left=$(( due[$g] - now ))
-    if (( left <= 0 )); then
-      kill -KILL -- "-$g" 2>/dev/null
-      unset "due[$g]"
-    elif [[ -z $wait ]] || (( left < wait )); then
-      wait=$left
-    fi
-  done
-  if [[ -n $wait ]]; then
-    printf -v t '%d.%06d' $(( wait / 1000000 )) $(( wait % 1000000 ))
-    read -r -t "$t" verb g ms
-  else
-    read -r verb g ms
-  fi
-  status=$?
-  (( status > 128 )) && continue
-  if (( status != 0 )); then
-    for g in "\${!due[@]}"; do kill -KILL -- "-$g" 2>/dev/null; done
-    # The spawner ends by itself once its child is gone (killed, or at end of file
-    # before the go byte): it reaps it first, so no command is left a zombie.
-    wait
-    exit 0
-  fi
-  [[ $g =~ ^[1-9][0-9]*$ ]] || continue
+# kill is a builtin of every sh Mino meets (dash, bash, busybox); a shell without it
+# (posh) gets /bin/kill by its absolute path. Forms every one of them reads alike.
+case $(command -v kill) in
+kill) group() { kill -KILL "-$1" 2>/dev/null; } ;;
+*) kill() { /bin/kill "$@"; }; group() { /bin/kill -KILL -- "-$1" 2>/dev/null; } ;;
+esac
+armed=
+while IFS=' ' read -r verb g ms rest; do
+  case $g in ''|0*|*[!0-9]*) continue ;; esac
   case $verb in
-    arm) [[ $ms =~ ^[0-9]+$ ]] && due[$g]=$(( \${EPOCHREALTIME/[.,]/} + ms * 1000 )) ;;
-    disarm) unset "due[$g]" ;;
+  arm)
+    case $ms in ''|*[!0-9]*) continue ;; esac
+    f=$((ms % 1000))
+    case $f in ?) f=00$f ;; ??) f=0$f ;; esac
+    (
+      # A disarm before the sleep has a pid stops it as soon as it has one.
+      stop=
+      trap 'stop=1' TERM
+      /bin/sleep "$((ms / 1000)).$f" & s=$!
+      trap 'kill "$s" 2>/dev/null; exit 0' TERM
+      [ -z "$stop" ] || { kill "$s" 2>/dev/null; exit 0; }
+      # Ended by the deadline or by anyone else but a disarm: the group dies.
+      wait "$s"
+      group "$g"
+    ) &
+    armed="$armed $g:$!"
+    ;;
+  disarm)
+    left=
+    for entry in $armed; do
+      if [ "\${entry%%:*}" = "$g" ]; then
+        kill "\${entry#*:}" 2>/dev/null
+        wait "\${entry#*:}"
+      else
+        left="$left $entry"
+      fi
+    done
+    armed=$left
+    ;;
   esac
 done
+for entry in $armed; do group "\${entry%%:*}"; done
+# Its own group (it leads it, being detached): itself and every sleeper with its sleep.
+group "$$"
 `
+
+/**
+ * The gate (exported for its tests): `sh -c GATE <name> <command> <high fds>
+ * NAME=VALUE...`. POSIX `sh`; its own environment is empty, so nothing in the
+ * command's can change what it does, and `env -i` gives bash exactly the
+ * command's. It closes 3 to 9 itself; a descriptor numbered 10 or more (which
+ * POSIX `sh` cannot name) that Mino itself inherited open is closed by a `bash`
+ * step, run only when there is one (`<high fds>`, found by `PROBE`).
+ */
+export const GATE = `
+IFS= read -r go || exit 125
+[ "$go" = go ] || exit 125
+exec </dev/null 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
+command=$1
+high=$2
+shift 2
+[ -z "$high" ] || exec /bin/bash --noprofile --norc -c 'for fd in $1; do eval "exec $fd>&-"; done; shift; exec "$@"' \\
+  mino-close "$high" /usr/bin/env -i "$@" /bin/bash --noprofile --norc -c "$command"
+exec /usr/bin/env -i "$@" /bin/bash --noprofile --norc -c "$command"
+`
+
+/**
+ * Lists the descriptors from 10 to 1023 a process Mino spawns inherits
+ * (exported for its tests): those Mino inherited open without close-on-exec
+ * from whatever started it (Node opens its own close-on-exec). Run once per
+ * lifeline by `/bin/bash` (any version: POSIX syntax, but a descriptor over 9).
+ */
+export const PROBE = `
+i=10
+while [ "$i" -lt 1024 ]; do
+  if { eval ": >&$i"; } 2>/dev/null; then printf '%s ' "$i"; fi
+  i=$((i + 1))
+done
+`
+
+/** The line that releases a gate. */
+export const GO = "go\n"
 
 /** What a command runs with. */
 export interface LaunchOptions {
@@ -159,21 +160,15 @@ export interface LaunchEvents {
    * group has been killed (background jobs die with bash) and disarmed.
    */
   readonly exited: (code: number | null, signal: NodeJS.Signals | null) => void
-  /** Its status can no longer be known (the spawner was killed): its group has been killed. `reason` is one line. */
+  /** The watcher that bounded it ended while it ran, so Mino killed its group (now ended). `reason` is one line. */
   readonly lost: (reason: string) => void
   /** It did not run; `message` says why, in one line. */
   readonly failed: (message: string) => void
 }
 
 export interface Launch {
-  /** Kills the command's group: at once if it runs, or as soon as it is started (it then never runs). */
+  /** Kills the command's group: at once if it runs, or before it is released (it then never runs). */
   readonly kill: () => void
-  /**
-   * The helper did not report the command's end in time after a kill (a command
-   * stopped it, say `kill -STOP $PPID`): kills the command's group and the whole
-   * helper (watcher and spawner, stopped or not), which the next command replaces.
-   */
-  readonly abandon: () => void
 }
 
 export interface Lifeline {
@@ -182,49 +177,21 @@ export interface Lifeline {
 }
 
 /**
- * A lifeline for one runner: helpers are spawned as commands need them (one
- * unless commands run at once) and end when the scope closes.
+ * A lifeline whose gates and watchers run under `shell` (its tests run every
+ * sh they must work under; Mino runs `/bin/sh`): its watcher is spawned with the
+ * first command and ends when the scope closes.
  */
-export const make: Effect.Effect<Lifeline, never, Scope.Scope> = Effect.map(
-  Effect.acquireRelease(Effect.sync(() => new Helpers()), (helpers) => Effect.sync(() => helpers.close())),
-  (helpers): Lifeline => ({ launch: (options, events) => helpers.launch(options, events) })
-)
+export const makeWith = (shell: ReadonlyArray<string>): Effect.Effect<Lifeline, never, Scope.Scope> =>
+  Effect.map(
+    Effect.acquireRelease(Effect.sync(() => new Watchers(shell)), (watchers) => Effect.sync(() => watchers.close())),
+    (watchers): Lifeline => ({ launch: (options, events) => launch(watchers, options, events) })
+  )
 
-class Helpers {
-  private readonly idle: Array<Helper> = []
-  private readonly all = new Set<Helper>()
-
-  launch(options: LaunchOptions, events: LaunchEvents): Launch {
-    const invalid = unsendable(options)
-    if (invalid !== undefined) {
-      events.failed(invalid)
-      return { kill: () => {}, abandon: () => {} }
-    }
-    let helper = this.idle.pop()
-    while (helper !== undefined && !helper.alive) {
-      this.all.delete(helper)
-      helper = this.idle.pop()
-    }
-    if (helper === undefined) {
-      helper = new Helper()
-      this.all.add(helper)
-    }
-    const chosen = helper
-    return chosen.launch(options, events, () => {
-      if (chosen.alive) this.idle.push(chosen)
-      else this.all.delete(chosen)
-    })
-  }
-
-  close(): void {
-    for (const helper of this.all) helper.close()
-    this.all.clear()
-    this.idle.length = 0
-  }
-}
+/** The lifeline for one runner, under `/bin/sh`. */
+export const make: Effect.Effect<Lifeline, never, Scope.Scope> = makeWith(["/bin/sh"])
 
 /**
- * Names bash cannot export as given: its read-only variables, its arrays, and
+ * Names bash cannot take as given: its read-only variables, its arrays, and
  * those whose value it computes on each use. (The child environment never holds
  * one; a caller that passes one is told, rather than running with another value.)
  */
@@ -248,6 +215,202 @@ const unsendable = (options: LaunchOptions): string | undefined => {
   return undefined
 }
 
+/** What a gate is given: the command, its environment, and the inherited descriptors over 9 it must close. */
+export type GateOptions = Pick<LaunchOptions, "command" | "env" | "cwd"> & { readonly high: string }
+
+/** Spawns a gate as the module comment says (exported for the gate's tests, which pass another shell). */
+export const spawnGate = (options: GateOptions, shell: ReadonlyArray<string> = ["/bin/sh"]): ChildProcess => {
+  const [file = "/bin/sh", ...flags] = shell
+  const environment = Object.entries(options.env).map(([name, value]) => `${name}=${value}`)
+  return spawn(file, [...flags, "-c", GATE, "mino-gate", options.command, options.high, ...environment], {
+    // A relative directory is Mino's, as for any spawn.
+    cwd: path.resolve(options.cwd),
+    env: {},
+    stdio: ["pipe", "pipe", "ignore"],
+    detached: true
+  })
+}
+
+/** The inherited descriptors over 9 (`PROBE`), as the gate takes them: `"251 300"`, or empty. */
+export const inheritedHigh = (): string => {
+  const probe = spawnSync("/bin/bash", ["--noprofile", "--norc", "-c", PROBE], {
+    cwd: "/",
+    env: {},
+    stdio: ["pipe", "pipe", "ignore"],
+    encoding: "latin1",
+    timeout: 10_000
+  })
+  const found = typeof probe.stdout === "string" ? probe.stdout.trim() : ""
+  return /^[0-9 ]*$/.test(found) ? found : ""
+}
+
+/** Spawns a watcher as the module comment says (exported for its tests, which pass another shell). */
+export const spawnWatcher = (shell: ReadonlyArray<string> = ["/bin/sh"]): ChildProcess => {
+  const [file = "/bin/sh", ...flags] = shell
+  return spawn(file, [...flags, "-c", WATCHER], { cwd: "/", env: { LC_ALL: "C" }, stdio: ["pipe", "ignore", "ignore"], detached: true })
+}
+
+/** One watcher process and the commands it holds. */
+interface Watcher {
+  readonly process: ChildProcess
+  alive: boolean
+  /** The commands armed with it and not yet ended: told `lost` if it ends first. */
+  readonly armed: Set<Command>
+}
+
+/** The watchers of one lifeline: the live one, spawned when needed, and every one until the scope closes. */
+class Watchers {
+  private current: Watcher | undefined
+  private readonly all = new Set<Watcher>()
+  private high: string | undefined
+
+  constructor(readonly shell: ReadonlyArray<string>) {}
+
+  /** The inherited descriptors over 9, probed once, with the first command. */
+  inherited(): string {
+    this.high ??= inheritedHigh()
+    return this.high
+  }
+
+  /** The live watcher, continued should a command have stopped it. */
+  get(): Watcher {
+    if (this.current === undefined || !this.current.alive) this.current = this.spawn()
+    const pid = this.current.process.pid
+    if (pid !== undefined) signal(-pid, "SIGCONT")
+    return this.current
+  }
+
+  close(): void {
+    for (const watcher of this.all) {
+      watcher.alive = false
+      watcher.process.stdin?.end()
+    }
+    this.all.clear()
+  }
+
+  private spawn(): Watcher {
+    const watcher: Watcher = { process: spawnWatcher(this.shell), alive: true, armed: new Set() }
+    this.all.add(watcher)
+    const died = () => {
+      if (!watcher.alive) return
+      watcher.alive = false
+      this.all.delete(watcher)
+      for (const command of watcher.armed) command.lose("Mino's lifeline watcher ended")
+    }
+    watcher.process.on("error", died)
+    watcher.process.on("exit", died)
+    watcher.process.stdin?.on("error", () => {}) // EPIPE: it has died; "exit" follows
+    // Neither the watcher nor its pipe keeps Mino running.
+    watcher.process.unref()
+    if (watcher.process.stdin instanceof net.Socket) watcher.process.stdin.unref()
+    return watcher
+  }
+}
+
+/** A line to a watcher; `written(true)` once it is in the pipe, `written(false)` when the watcher is gone. */
+const tell = (watcher: Watcher, line: string, written: (ok: boolean) => void = () => {}): void => {
+  const stdin = watcher.process.stdin
+  if (!watcher.alive || stdin === null || !stdin.writable) return written(false)
+  stdin.write(line, (error) => written(error === undefined || error === null))
+}
+
+/** One command, from its spawn to its end. */
+interface Command {
+  readonly pgid: number
+  killed: boolean
+  /** Released: the go line is written. */
+  released: boolean
+  /** Ended and reaped: its id may be reused from now on, so its group is not signalled again. */
+  ended: boolean
+  /** Why its watcher is gone, when it ended first. */
+  lostReason: string | undefined
+  readonly lose: (reason: string) => void
+}
+
+const launch = (watchers: Watchers, options: LaunchOptions, events: LaunchEvents): Launch => {
+  const invalid = unsendable(options)
+  if (invalid !== undefined) {
+    events.failed(invalid)
+    return { kill: () => {} }
+  }
+  const watcher = watchers.get()
+  let child: ChildProcess
+  try {
+    child = spawnGate({ ...options, high: watchers.inherited() }, watchers.shell)
+  } catch (error) {
+    events.failed(startFailure(options.cwd, error))
+    return { kill: () => {} }
+  }
+  const pgid = child.pid
+  if (pgid === undefined) {
+    child.on("error", (error) => events.failed(startFailure(options.cwd, error)))
+    return { kill: () => {} }
+  }
+  const command: Command = {
+    pgid,
+    killed: false,
+    released: false,
+    ended: false,
+    lostReason: undefined,
+    lose: (reason) => {
+      command.lostReason ??= reason
+      killGroup(command)
+    }
+  }
+  child.on("error", () => {}) // after a spawn, only a failed kill; "exit" reports the end
+  child.stdin?.on("error", () => {}) // EPIPE: the gate is gone; "exit" follows
+  child.on("exit", (code, signal) => ended(watcher, command, events, code, signal))
+  watcher.armed.add(command)
+  tell(watcher, `arm ${pgid} ${Math.ceil(options.timeoutMs)}\n`, (armed) => release(command, child, events, armed))
+  return {
+    kill: () => {
+      command.killed = true
+      killGroup(command)
+    }
+  }
+}
+
+/** `arm` is in the watcher's pipe (or could not be written): lets the command run, unless it must not. */
+const release = (command: Command, child: ChildProcess, events: LaunchEvents, armed: boolean): void => {
+  if (!armed) command.lose("the lifeline watcher that bounds it was gone, so it was not run")
+  if (!armed || command.killed || command.ended || command.lostReason !== undefined) {
+    // The gate reads end of file and exits, having run nothing (it is killed besides).
+    child.stdin?.destroy()
+    killGroup(command)
+    return
+  }
+  command.released = true
+  child.stdin?.end(GO)
+  if (child.stdout instanceof net.Socket) events.running(command.pgid, child.stdout)
+}
+
+/** Its bash has ended and been reaped: what is left of its group dies, and the watcher forgets it. */
+const ended = (
+  watcher: Watcher,
+  command: Command,
+  events: LaunchEvents,
+  code: number | null,
+  signal: NodeJS.Signals | null
+): void => {
+  // Once: after the reaping its id may be reused, but not while its group still has members.
+  killGroup(command)
+  command.ended = true
+  if (watcher.armed.delete(command)) tell(watcher, `disarm ${command.pgid}\n`)
+  const lost = command.lostReason
+  if (lost === undefined) events.exited(code, signal)
+  else if (command.released) events.lost(lost)
+  else events.failed(`Could not start the command: ${lost}.`)
+}
+
+const startFailure = (cwd: string, error: unknown): string => {
+  const code = typeof error === "object" && error !== null && "code" in error ? String(error.code) : ""
+  const resolved = path.resolve(cwd)
+  if (!isDirectory(resolved)) return `Could not start /bin/bash: the working directory ${cwd} does not exist or is not a directory`
+  if (code === "EACCES" || code === "EPERM") return `Could not start /bin/bash: the working directory ${cwd} cannot be entered`
+  if (code === "E2BIG") return "Could not start /bin/bash: the command and its environment are over the system's limit for a program's arguments"
+  return `Could not start /bin/bash: ${error instanceof Error ? error.message : String(error)}`
+}
+
 const isDirectory = (path: string): boolean => {
   try {
     return fs.statSync(path).isDirectory()
@@ -256,254 +419,14 @@ const isDirectory = (path: string): boolean => {
   }
 }
 
-/** The request for one command: a header of byte counts, then the bytes (exported for the helper's tests). */
-export const request = (options: LaunchOptions): Buffer => {
-  // A relative directory is Mino's, as for a spawn: the spawner's own directory is the last command's.
-  const parts = [path.resolve(options.cwd), options.command, ...Object.entries(options.env).map(([name, value]) => `${name}=${value}`)].map((part) =>
-    Buffer.from(part, "utf8"))
-  return Buffer.concat([Buffer.from(`run ${parts.map((part) => part.length).join(" ")}\n`), ...parts])
+const killGroup = (command: Command): void => {
+  if (!command.ended) signal(-command.pgid, "SIGKILL")
 }
 
-const SIGNALS = new Map<number, NodeJS.Signals>(
-  Object.entries(os.signals).map(([name, number]): [number, NodeJS.Signals] => [number, name as NodeJS.Signals])
-)
-
-/** One command on its helper, from the request to the exit report. */
-interface Current {
-  readonly options: LaunchOptions
-  readonly events: LaunchEvents
-  readonly done: () => void
-  pgid: number | undefined
-  /** Started and not yet reaped. */
-  live: boolean
-  /** The watcher holds its deadline. */
-  armed: boolean
-  killed: boolean
-  /** From the spawner's job line: whether bash ended by itself. */
-  exitedByItself: boolean | undefined
-  settled: boolean
-}
-
-class Helper {
-  alive = true
-  private readonly process: ChildProcess
-  private readonly requests: Writable | undefined
-  private readonly reports: Readable | undefined
-  private current: Current | undefined
-  private pending = ""
-
-  constructor() {
-    this.process = spawn("/bin/bash", ["--noprofile", "--norc", "-c", SCRIPT], {
-      cwd: "/",
-      env: { LC_ALL: "C" },
-      stdio: ["pipe", "pipe", "ignore", "pipe"],
-      detached: true
-    })
-    const requests = this.process.stdio[3]
-    this.requests = requests instanceof Writable ? requests : undefined
-    this.reports = this.process.stdout ?? undefined
-    this.process.on("error", () => this.died("the lifeline could not be started"))
-    this.process.on("exit", () => this.died("the lifeline watcher ended"))
-    this.process.stdin?.on("error", () => {}) // EPIPE: it has died; "exit" follows
-    this.requests?.on("error", () => {})
-    this.reports?.setEncoding("latin1")
-    this.reports?.on("data", (text: string) => this.read(text))
-    this.reports?.on("end", () => this.died("Mino's spawner ended"))
-    this.reports?.on("error", () => {})
-    // Idle, neither the helper nor its pipes keep Mino running.
-    this.process.unref()
-    this.idle()
-  }
-
-  launch(options: LaunchOptions, events: LaunchEvents, done: () => void): Launch {
-    const current: Current = { options, events, done, pgid: undefined, live: false, armed: false, killed: false, exitedByItself: undefined, settled: false }
-    this.current = current
-    this.busy()
-    this.requests?.write(request(options))
-    return {
-      kill: () => {
-        current.killed = true
-        if (current.live && current.pgid !== undefined) killGroup(current.pgid)
-      },
-      abandon: () => {
-        current.killed = true
-        if (current.pgid !== undefined) killGroup(current.pgid)
-        // The helper is its own session's group leader: SIGKILL reaches a stopped spawner too.
-        if (this.process.pid !== undefined) killGroup(this.process.pid)
-      }
-    }
-  }
-
-  /** A line to the watcher; `written(true)` once it is in the pipe, `written(false)` when the watcher is gone. */
-  control(line: string, written: (ok: boolean) => void = () => {}): void {
-    const stdin = this.process.stdin
-    if (stdin === null || !stdin.writable) return written(false)
-    stdin.write(line, (error) => written(error === undefined || error === null))
-  }
-
-  close(): void {
-    this.alive = false
-    this.requests?.end()
-    this.process.stdin?.end()
-  }
-
-  private read(text: string): void {
-    this.pending += text
-    let end: number
-    while ((end = this.pending.indexOf("\n")) >= 0) {
-      const line = this.pending.slice(0, end)
-      this.pending = this.pending.slice(end + 1)
-      this.report(line)
-    }
-  }
-
-  private report(line: string): void {
-    const current = this.current
-    if (current === undefined) return
-    const started = /^started (\d+) (\d+) (\d+) (\d+)$/.exec(line)
-    if (started !== null) return this.started(current, Number(started[1]), Number(started[2]), Number(started[3]), Number(started[4]))
-    // A job line: `[1]+  12345 Exit 3   coproc C { gate; }`, `Done`, `Running`, or the signal's description.
-    const job = /^\[\d+\][+-]?\s+(\d+)\s+(\S+)/.exec(line)
-    if (job !== null && Number(job[1]) === current.pgid) {
-      const state = job[2]
-      if (state !== "Running" && state !== "Stopped") current.exitedByItself = state === "Exit" || state === "Done"
-      return
-    }
-    const exited = /^exit (\d+)$/.exec(line)
-    if (exited !== null) return this.exited(current, Number(exited[1]))
-    if (line === "nocd") {
-      const cwd = current.options.cwd
-      const why = isDirectory(cwd) ? `the working directory ${cwd} cannot be entered` : `the working directory ${cwd} does not exist or is not a directory`
-      return this.finish(current, () => current.events.failed(`Could not start /bin/bash: ${why}`))
-    }
-  }
-
-  private started(current: Current, pgid: number, spawner: number, outputFd: number, gateFd: number): void {
-    current.pgid = pgid
-    current.live = true
-    if (current.killed) {
-      killGroup(pgid)
-      return void this.requests?.write("opened\n")
-    }
-    let output: number | undefined
-    let gate: number | undefined
-    try {
-      output = fs.openSync(`/proc/${spawner}/fd/${outputFd}`, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK)
-      gate = fs.openSync(`/proc/${spawner}/fd/${gateFd}`, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK)
-    } catch (error) {
-      closeQuietly(output)
-      current.killed = true
-      killGroup(pgid)
-      this.requests?.write("opened\n")
-      return this.fail(current, `its output could not be opened through /proc (${error instanceof Error ? error.message : String(error)})`)
-    }
-    // The spawner lets go of the child's stdin: from now on only Mino holds it.
-    this.requests?.write("opened\n")
-    const opened = { output, gate }
-    current.armed = true
-    this.control(`arm ${pgid} ${Math.ceil(current.options.timeoutMs)}\n`, (armed) => {
-      // Killed, or gone (killed from outside) while the line was written: it must not be released.
-      if (!armed || current.killed || !current.live) {
-        closeQuietly(opened.output)
-        closeQuietly(opened.gate)
-        // Once reaped, its id may be reused: a group already gone is not signalled again.
-        if (!current.live) return
-        current.killed = true
-        killGroup(pgid)
-        if (!armed) this.fail(current, "the lifeline watcher that bounds it was gone, so it was not run")
-        return
-      }
-      // The watcher holds the deadline: let the command run.
-      const socket = new net.Socket({ fd: opened.output, readable: true, writable: false })
-      try {
-        fs.writeSync(opened.gate, "g")
-      } catch {
-        // The child is gone (killed before it was released): its exit follows.
-      }
-      closeQuietly(opened.gate)
-      current.events.running(pgid, socket)
-    })
-  }
-
-  /** Not run: said once the child is gone, so that the helper is free for the next command. */
-  private fail(current: Current, reason: string): void {
-    current.events.failed(`Could not start the command: ${reason}.`)
-    current.settled = true
-  }
-
-  private exited(current: Current, status: number): void {
-    current.live = false
-    this.cleanUp(current)
-    this.finish(current, () => {
-      if (current.settled) return
-      // bash reports a signal as 128+N; the job line tells it from an exit code of that value.
-      const bySignal = current.exitedByItself === undefined ? status > 128 : !current.exitedByItself
-      const signal = bySignal ? SIGNALS.get(status - 128) : undefined
-      if (signal !== undefined) current.events.exited(null, signal)
-      else current.events.exited(status, null)
-    })
-  }
-
-  private finish(current: Current, tell: () => void): void {
-    if (this.current !== current) return
-    this.current = undefined
-    this.idle()
-    tell()
-    current.done()
-  }
-
-  private died(reason: string): void {
-    if (!this.alive) return
-    // What is left of it (the spawner, should only the watcher have died) ends with its pipes.
-    this.close()
-    const current = this.current
-    if (current === undefined) return
-    // Its status can no longer be known: the group is killed (the watcher may be gone too).
-    this.cleanUp(current)
-    this.finish(current, () => {
-      if (current.settled) return
-      if (current.pgid === undefined) current.events.failed(`Could not start the command: ${reason}.`)
-      else current.events.lost(reason)
-    })
-  }
-
-  /**
-   * bash is gone: what is left of its group dies with it (once: after its
-   * reaping its id may be reused), and the watcher forgets it.
-   */
-  private cleanUp(current: Current): void {
-    if (current.pgid === undefined) return
-    killGroup(current.pgid)
-    if (current.armed) this.control(`disarm ${current.pgid}\n`)
-    current.armed = false
-  }
-
-  private busy(): void {
-    this.process.ref()
-    if (this.reports instanceof net.Socket) this.reports.ref()
-  }
-
-  private idle(): void {
-    this.process.unref()
-    for (const stream of [this.process.stdin, this.reports, this.requests]) {
-      if (stream instanceof net.Socket) stream.unref()
-    }
-  }
-}
-
-const killGroup = (pgid: number): void => {
+const signal = (pid: number, name: NodeJS.Signals): void => {
   try {
-    process.kill(-pgid, "SIGKILL")
+    process.kill(pid, name)
   } catch {
-    // ESRCH: the group is already gone.
-  }
-}
-
-const closeQuietly = (fd: number | undefined): void => {
-  if (fd === undefined) return
-  try {
-    fs.closeSync(fd)
-  } catch {
-    // Already closed.
+    // ESRCH: already gone.
   }
 }

@@ -179,6 +179,21 @@ export const resultBody = (result: ToolResult.ToolResult): string => {
   return shown.length > 0 ? SetApart.whole(Escape.forDisplay(Fold.fold(shown)), false).replace(/\n?$/, "\n") : ""
 }
 
+/**
+ * A renderer for the model's next message: drawn as Markdown on a terminal (plain
+ * and escaped on TERM=dumb and in a pipe, without colour under NO_COLOR), broken
+ * to the screen's width as it is when the message starts, after what opened it
+ * (`Assistant> `, `[refusal] `) on its first row.
+ */
+const markdownFor = (terminal: TerminalShape, step: { readonly opens: Opening; readonly marksRefusal: boolean }) =>
+  Effect.map(terminal.screen, (screen) =>
+    Markdown.make({
+      styled: terminal.animated,
+      colour: terminal.decorated,
+      columns: Option.getOrUndefined(Option.map(screen, ({ columns }) => columns)),
+      column: (step.opens === "answer" ? "Assistant> ".length : 0) + (step.marksRefusal ? "[refusal] ".length : 0)
+    }))
+
 /** Turns Agent events into screen output, with a spinner while waiting. */
 const renderer = Effect.gen(function*() {
   const terminal = yield* Terminal
@@ -211,16 +226,7 @@ const renderer = Effect.gen(function*() {
     })
   /** Starts what follows on a line of its own. */
   const ownLine = Effect.suspend(() => (midLine ? out("\n") : Effect.void))
-  // The model's text, drawn as Markdown as it streams (plain and escaped on TERM=dumb and
-  // in a pipe, without colour under NO_COLOR), broken to the screen's width at each message's start.
-  const markdownFor = (column: number) =>
-    Effect.map(terminal.screen, (screen) =>
-      Markdown.make({
-        styled: terminal.animated,
-        colour: terminal.decorated,
-        columns: Option.getOrUndefined(Option.map(screen, ({ columns }) => columns)),
-        column
-      }))
+  // The model's text, drawn as Markdown as it streams (`markdownFor`).
   let markdown = Markdown.make({ styled: terminal.animated, colour: terminal.decorated })
   const draw = (step: Markdown.Rendered) => {
     markdown = step.renderer
@@ -257,11 +263,7 @@ const renderer = Effect.gen(function*() {
             yield* out(midLine ? "\n\n" : "\n")
           }
           if (step.marksRefusal) yield* out(`${refusal} `)
-          // Each message is laid out to the screen's width as it is then, after what opened it.
-          if (step.opens !== "nothing") {
-            const taken = (step.opens === "answer" ? "Assistant> ".length : 0) + (step.marksRefusal ? "[refusal] ".length : 0)
-            markdown = yield* markdownFor(taken)
-          }
+          if (step.opens !== "nothing") markdown = yield* markdownFor(terminal, step)
           return yield* draw(Markdown.feed(markdown, event.text))
         }
         case "ModelResponded":

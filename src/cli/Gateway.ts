@@ -212,6 +212,21 @@ export const resultBody = (result: ToolResult.ToolResult, columns = 0): string =
 /** The screen's width, 0 when output is not a terminal. */
 const columnsOf = (screen: Option.Option<{ readonly columns: number }>): number => Option.match(screen, { onNone: () => 0, onSome: (size) => size.columns })
 
+/**
+ * A renderer for the model's next message: drawn as Markdown on a terminal (plain
+ * and escaped on TERM=dumb and in a pipe, without colour under NO_COLOR), broken
+ * to the screen's width as it is when the message starts, after what opened it
+ * (`Assistant> `, `[refusal] `) on its first row.
+ */
+const markdownFor = (terminal: TerminalShape, step: { readonly opens: Opening; readonly marksRefusal: boolean }) =>
+  Effect.map(terminal.screen, (screen) =>
+    Markdown.make({
+      styled: terminal.animated,
+      colour: terminal.decorated,
+      columns: Option.getOrUndefined(Option.map(screen, ({ columns }) => columns)),
+      column: (step.opens === "answer" ? "Assistant> ".length : 0) + (step.marksRefusal ? "[refusal] ".length : 0)
+    }))
+
 /** Turns Agent events into screen output, with a spinner while waiting. */
 const renderer = Effect.gen(function*() {
   const terminal = yield* Terminal
@@ -237,24 +252,18 @@ const renderer = Effect.gen(function*() {
   let speech = SILENT
   let bounds: ToolResult.Bounds = {}
 
-  /** Writes what is not the model's text: the renderer counts it (and the screen's width), to know where the terminal wraps the model's rows. */
   const out = (text: string) =>
-    Effect.flatMap(terminal.screen, (screen) => {
-      markdown = Markdown.wrote(markdown, text, columnsOf(screen))
-      return write(text)
-    })
-  const write = (text: string) =>
     Effect.suspend(() => {
       if (text.length > 0) midLine = !text.endsWith("\n")
       return terminal.write(text)
     })
   /** Starts what follows on a line of its own. */
   const ownLine = Effect.suspend(() => (midLine ? out("\n") : Effect.void))
-  // The model's text, drawn as Markdown as it streams (plain and escaped when undecorated).
-  let markdown = Markdown.make({ styled: terminal.decorated })
+  // The model's text, drawn as Markdown as it streams (`markdownFor`).
+  let markdown = Markdown.make({ styled: terminal.animated, colour: terminal.decorated })
   const draw = (step: Markdown.Rendered) => {
     markdown = step.renderer
-    return write(step.output)
+    return out(step.output)
   }
   /** Writes what the renderer still holds (the last line's end), before anything else is shown. */
   const endText = Effect.suspend(() => draw(Markdown.end(markdown)))
@@ -287,6 +296,7 @@ const renderer = Effect.gen(function*() {
             yield* out(midLine ? "\n\n" : "\n")
           }
           if (step.marksRefusal) yield* out(`${refusal} `)
+          if (step.opens !== "nothing") markdown = yield* markdownFor(terminal, step)
           return yield* draw(Markdown.feed(markdown, event.text))
         }
         case "ModelResponded":

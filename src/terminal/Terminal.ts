@@ -37,7 +37,7 @@ export interface TerminalShape {
   readonly interactive: boolean
   /** Colour: the output is a terminal and `NO_COLOR` is unset. */
   readonly decorated: boolean
-  /** Cursor movement: the output is a terminal and not `TERM=dumb` (`NO_COLOR` keeps it). */
+  /** Drawn: the output is a terminal that is not `TERM=dumb` (`NO_COLOR` set or not). */
   readonly animated: boolean
   /**
    * Shows `prompt` and reads one line; `None` at end of input (Ctrl+D at an

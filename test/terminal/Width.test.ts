@@ -32,6 +32,16 @@ describe("Width", () => {
     for (const ch of ["a", "é", "─", "→", "☺"]) expect(Width.ofChar(ch)).toBe(1)
   })
 
+  it("a combining mark takes no column; a spacing mark and a Hangul syllable's parts as wcwidth counts them", () => {
+    expect(Width.width("e\u0301")).toBe(1)
+    expect(Width.width("a\u0301\u0302\u0303b")).toBe(2)
+    expect(Width.width("\u20dd")).toBe(0)
+    expect(Width.width("\u1100\u1161\u11a8")).toBe(2)
+    expect(Width.width("界\u0301")).toBe(2)
+    // Unicode 17's Tangut components supplement, which the hand-kept table lacked.
+    expect(Width.ofChar("\u{18cd6}")).toBe(2)
+  })
+
   it("a line takes the rows a terminal draws it on, a wide character never straddling the margin", () => {
     const line = fc.array(fc.constantFrom("a", "-", "é", "☕", "界", "🚀", "〉", "ｘ"), { maxLength: 300 }).map((chars) => chars.join(""))
     fc.assert(

@@ -16,25 +16,45 @@
  *   closer (then the marker is shown as typed).
  * - The same output however the text is cut into pieces: a decision is taken
  *   only on text that is there, so more text never changes what was written.
+ * - Given the screen's width (`columns`), prose, headings, list items and
+ *   quotes are broken at word boundaries with hanging indents (`Flow`): a word
+ *   waits until a blank ends it or it fills a row.
+ * - Tables (GFM, lines starting with `|`) wait until their last row has come and
+ *   are drawn with aligned columns (`Table`); a table holding more than
+ *   `TABLE_LIMIT` characters is drawn in parts, each part as it fills.
  * - Fenced code is verbatim (no inline markup, no re-wrapping) behind a gutter.
- * - Unstyled (`styled: false`: `NO_COLOR`, `TERM=dumb`, output not a terminal)
- *   the text is written as the model wrote it, escaped, markers and all.
+ * - Without colour (`colour: false`: `NO_COLOR`) the same structure is drawn
+ *   with no style: heading marks and code spans' backticks are kept to stand in
+ *   for the styles.
+ * - Unstyled (`styled: false`: `TERM=dumb`, output not a terminal) the text is
+ *   written as the model wrote it, escaped, markers and all.
  * - Styled or not, the model's text cannot pass for Mino's own screen: a line
  *   that reads like one of Mino's is drawn behind a marker, and a long run of
  *   combining marks is escaped however the stream was cut (`SetApart`).
  *
  * A subset of CommonMark/GFM, line by line: what is not recognised is shown as
- * written. Setext headings, indented code, tables and HTML stay as text.
+ * written. Setext headings, indented code and HTML stay as text.
  */
 import * as Escape from "../../security/Escape.js"
+import * as Flow from "./Flow.js"
 import * as SetApart from "./SetApart.js"
+import * as Table from "./Table.js"
 
 /** How far (in UTF-16 units) an opening marker looks for its closer, by default. */
 export const SPAN_LIMIT = 600
 
+/** Characters of a table held before what has come is drawn (the rest of the table is drawn after it). */
+export const TABLE_LIMIT = 64 * 1024
+
 export interface Options {
-  /** Styles on (a terminal with colour); off, the text is written as it is, escaped. */
+  /** Drawn (a terminal that is not `TERM=dumb`); off, the text is written as it is, escaped. */
   readonly styled: boolean
+  /** Colour and other styles when drawn (default: `styled`); off under `NO_COLOR`. */
+  readonly colour?: boolean
+  /** The screen's width: lines are broken to it; `undefined` leaves that to the terminal. */
+  readonly columns?: number | undefined
+  /** Columns already taken on the first line (by `Assistant> `). */
+  readonly column?: number
   /** How far an opening marker looks for its closer (`SPAN_LIMIT`); tests make it small. */
   readonly spanLimit?: number
 }
@@ -52,9 +72,37 @@ type Layout =
   | { readonly _tag: "Inline"; readonly base: Sgr }
   | { readonly _tag: "Code" }
 
+/** A table being held: its header line (alone, until the next line shows it is a table), then its rows. */
+interface HeldTable {
+  readonly header: string
+  readonly aligns: ReadonlyArray<Table.Align> | undefined
+  /** Its rows, last first (adding one copies nothing). */
+  readonly rows: Rows
+  /** Characters held. */
+  readonly size: number
+  /** Part of a table whose start was drawn already (its header is not drawn again). */
+  readonly continued: boolean
+}
+
+type Rows = { readonly last: string; readonly before: Rows } | undefined
+
+const inOrder = (rows: Rows): Array<string> => {
+  const all: Array<string> = []
+  for (let at = rows; at !== undefined; at = at.before) all.push(at.last)
+  return all.reverse()
+}
+
 export interface Renderer {
   readonly styled: boolean
+  readonly colour: boolean
+  readonly columns: number | undefined
+  /** Columns taken on the current line before its text (`Options.column` on the first line, then 0). */
+  readonly column: number
   readonly spanLimit: number
+  /** The current line's word breaking, once its layout is known (with `columns`, in prose). */
+  readonly flow: Flow.Flow | undefined
+  /** A table whose end has not come. */
+  readonly table: HeldTable | undefined
   /** Inside a fenced code block. */
   readonly fence: Fence | undefined
   /** The current line's layout; `undefined` until its first characters decide it. */
@@ -76,23 +124,19 @@ export interface Rendered {
 
 export const make = (options: Options): Renderer => ({
   styled: options.styled,
+  colour: options.colour ?? options.styled,
+  columns: options.columns !== undefined && options.columns > 0 ? options.columns : undefined,
+  column: options.column ?? 0,
   spanLimit: options.spanLimit ?? SPAN_LIMIT,
+  flow: undefined,
+  table: undefined,
   fence: undefined,
   layout: undefined,
   pending: "",
   before: "",
   sgr: "",
-  apart: SetApart.make(options.styled)
+  apart: SetApart.make(options.colour ?? options.styled)
 })
-
-/**
- * `text` was written on the screen by someone else (the `Assistant>` prompt, a
- * paragraph break), on a screen `columns` wide: the rows the terminal wraps
- * the model's text onto are counted from there, and each is checked as a
- * line's start is (`SetApart`).
- */
-export const wrote = (renderer: Renderer, text: string, columns = renderer.apart.columns): Renderer =>
-  ({ ...renderer, apart: SetApart.advance({ ...renderer.apart, columns }, text) })
 
 /** `rendered`'s output through the last stage. */
 const setApart = (rendered: Rendered, last = false): Rendered => {
@@ -119,13 +163,18 @@ const draw = (renderer: Renderer, text: string): Rendered => {
 
 /** Finishes the last line (as if it were complete, without a newline); the renderer after it starts afresh. */
 export const end = (renderer: Renderer): Rendered => {
-  const fresh = make(renderer)
+  const fresh = make({ ...renderer, column: 0 })
   const finished = setApart({ renderer, output: finish(renderer) }, true)
   return { renderer: fresh, output: finished.output }
 }
 
 const finish = (renderer: Renderer): string => {
   if (!renderer.styled) return Escape.forDisplayPiece(renderer.pending)
+  if (renderer.table !== undefined) {
+    // The last line completes the table or follows it; the table is drawn then.
+    const last = renderer.layout === undefined && renderer.pending === "" ? { renderer, output: "" } : advance(renderer, "", true)
+    return last.output + flushTable(last.renderer, true).output
+  }
   const last = renderer.layout === undefined && renderer.pending === "" ? { renderer, output: "" } : line(renderer, "", true)
   return last.output + reset(last.renderer.sgr)
 }
@@ -177,7 +226,8 @@ const emit = (sgr: Sgr, runs: ReadonlyArray<Run>): { readonly sgr: Sgr; readonly
       output += reset(current) + (run.sgr === "" ? "" : `\u001b[${run.sgr}m`)
       current = run.sgr
     }
-    output += Escape.forDisplayPiece(run.text)
+    // A row break of the layout's own (that very run, never the model's text: a U+0085 of the model's is escaped) passes as it is.
+    output += run === Flow.BREAK ? run.text : Escape.forDisplayPiece(run.text)
   }
   return { sgr: current, output }
 }
@@ -204,36 +254,120 @@ const plain = (renderer: Renderer, text: string): Rendered => {
 }
 
 /** One piece of a line; `complete` when a newline followed it. */
-const advance = (renderer: Renderer, piece: string, complete: boolean): Rendered => {
+const advance = (renderer: Renderer, piece: string, complete: boolean): Rendered =>
+  tableLine(renderer, piece, complete) ?? lineEnd(renderer, piece, complete)
+
+/** A line that is not the table's, `piece` added: drawn, with its newline when `complete`. */
+const lineEnd = (renderer: Renderer, piece: string, complete: boolean): Rendered => {
   const step = line(renderer, piece, complete)
   if (!complete) return step
   return {
-    renderer: { ...step.renderer, layout: undefined, pending: "", before: "", sgr: "" },
+    renderer: { ...step.renderer, layout: undefined, pending: "", before: "", sgr: "", flow: undefined, column: 0 },
     output: `${step.output}${reset(step.renderer.sgr)}\n`
   }
 }
 
+// ---------------------------------------------------------------------------
+// Tables
+
+/** Whether a line starts with `|` (up to three spaces before it); `undefined` while it cannot tell. */
+const startsRow = (text: string, complete: boolean): boolean | undefined => {
+  const first = /^ {0,3}([^ ])/.exec(text)
+  if (first !== null) return first[1] === "|"
+  return complete || text.length > 3 ? false : undefined
+}
+
+/** The line at the renderer's line start when a table is held or may begin; `undefined` when tables have no part in it. */
+const tableLine = (renderer: Renderer, piece: string, complete: boolean): Rendered | undefined => {
+  if (renderer.layout !== undefined || renderer.fence !== undefined) return undefined
+  const text = renderer.pending + piece
+  const row = startsRow(text, complete)
+  const held = renderer.table
+  if (held === undefined && row !== true) return undefined
+  if (row === undefined || (row && !complete)) return { renderer: { ...renderer, pending: text }, output: "" }
+  const start: Renderer = { ...renderer, pending: "", layout: undefined }
+  if (!row) {
+    // The table ended before this line.
+    const flushed = flushTable(start, false)
+    const next = advance(flushed.renderer, text, complete)
+    return { renderer: next.renderer, output: flushed.output + next.output }
+  }
+  if (held === undefined) return { renderer: { ...start, table: heldTable(text, false) }, output: "" }
+  if (held.aligns === undefined) {
+    const aligns = Table.delimiter(text)
+    if (aligns !== undefined && aligns.length === Table.cells(held.header).length) {
+      return { renderer: { ...start, table: { ...held, aligns, size: held.size + text.length } }, output: "" }
+    }
+    // Not a table after all: the line before is drawn as prose, and this one may start a table.
+    const released = flushTable(start, false)
+    return { renderer: { ...released.renderer, table: heldTable(text, false) }, output: released.output }
+  }
+  const table = { ...held, rows: { last: text, before: held.rows }, size: held.size + text.length }
+  if (table.size <= TABLE_LIMIT) return { renderer: { ...start, table }, output: "" }
+  const drawn = flushTable({ ...start, table }, false)
+  return { renderer: { ...drawn.renderer, table: { header: held.header, aligns: held.aligns, rows: undefined, size: 0, continued: true } }, output: drawn.output }
+}
+
+const heldTable = (header: string, continued: boolean): HeldTable => ({ header, aligns: undefined, rows: undefined, size: header.length, continued })
+
+/** Draws the held table (or, when no delimiter row followed it, its one line as prose); `last` leaves off the final newline. */
+const flushTable = (renderer: Renderer, last: boolean): Rendered => {
+  const held = renderer.table
+  const start: Renderer = { ...renderer, table: undefined }
+  if (held === undefined) return { renderer: start, output: "" }
+  if (held.aligns === undefined) {
+    const drawn = lineEnd(start, held.header, true)
+    return { renderer: drawn.renderer, output: last ? drawn.output.slice(0, -1) : drawn.output }
+  }
+  const parse = (cell: string) =>
+    inline({ text: cell, from: 0, to: cell.length, complete: true, limit: renderer.spanLimit, plainCode: !renderer.colour }, "").runs
+  const width = held.aligns.length
+  const row = (line: string) => Table.cells(line).slice(0, width).map(parse)
+  const lines = Table.draw({
+    header: held.continued ? undefined : row(held.header),
+    rows: inOrder(held.rows).map(row),
+    aligns: held.aligns,
+    columns: renderer.columns,
+    mark: STYLE.mark,
+    strong: STYLE.strong
+  })
+  // A table starts on a line of its own (not after `Assistant> `).
+  let output = renderer.column > 0 ? "\n" : ""
+  lines.forEach((runs, i) => {
+    const written = emit("", renderer.colour ? runs : uncoloured(runs))
+    output += written.output + reset(written.sgr) + (last && i === lines.length - 1 ? "" : "\n")
+  })
+  return { renderer: { ...start, column: 0 }, output }
+}
+
+/** Runs without their styles (`NO_COLOR`). */
+const uncoloured = (runs: ReadonlyArray<Run>): ReadonlyArray<Run> => runs.map((run) => (run.sgr === "" ? run : { sgr: "", text: run.text }))
+
 /** Renders as much of the current line as is decided, `piece` added. */
 const line = (renderer: Renderer, piece: string, complete: boolean): Rendered => {
-  let { layout, pending, before, sgr } = renderer
+  let { layout, pending, before, sgr, flow } = renderer
   pending += piece
   let output = ""
   const write = (runs: ReadonlyArray<Run>) => {
-    const written = emit(sgr, runs)
+    const written = emit(sgr, renderer.colour ? runs : uncoloured(runs))
     sgr = written.sgr
     output += written.output
   }
   // (`fence` is passed each time: a closing fence passes `undefined`, which a default would replace.)
   const after = (waiting: string, fence: Fence | undefined): Rendered => ({
-    renderer: { styled: renderer.styled, spanLimit: renderer.spanLimit, fence, layout, pending: waiting, before, sgr, apart: renderer.apart },
+    renderer: { ...renderer, fence, layout, pending: waiting, before, sgr, flow },
     output
   })
   if (layout === undefined) {
-    const decided = decide(renderer.fence, pending, complete, renderer.spanLimit)
+    const decided = decide(renderer.fence, pending, complete, renderer.spanLimit, renderer.colour)
     if (decided === undefined) return after(pending, renderer.fence)
-    write(decided.runs)
+    const prefix = decided._tag === "Line" && decided.layout._tag === "Inline" ? fitted(decided.runs, renderer.columns) : ruled(decided.runs, renderer.columns === undefined ? undefined : renderer.columns - renderer.column)
+    write(prefix)
     if (decided._tag === "Whole") return after("", decided.fence)
     layout = decided.layout
+    if (layout._tag === "Inline" && renderer.columns !== undefined) {
+      flow = Flow.make(renderer.columns, renderer.column + Flow.runsWidth(prefix), hangOf(prefix))
+    }
     before = pointBefore(pending, decided.consumed)
     pending = pending.slice(decided.consumed)
   }
@@ -244,11 +378,42 @@ const line = (renderer: Renderer, piece: string, complete: boolean): Rendered =>
     return after(pending.slice(pending.length - keep), renderer.fence)
   }
   const text = before + pending
-  const done = inline({ text, from: before.length, to: text.length, complete, limit: renderer.spanLimit }, layout.base)
-  write(done.runs)
+  const done = inline({ text, from: before.length, to: text.length, complete, limit: renderer.spanLimit, plainCode: !renderer.colour }, layout.base)
+  if (flow === undefined) write(done.runs)
+  else {
+    const pushed = Flow.push(flow, done.runs)
+    flow = pushed.flow
+    write(pushed.runs)
+    if (complete) write(Flow.close(flow))
+  }
   if (done.next > before.length) before = pointBefore(text, done.next)
   return after(text.slice(done.next), renderer.fence)
 }
+
+/** A thematic break no wider than the screen. */
+const ruled = (runs: ReadonlyArray<Run>, columns: number | undefined): ReadonlyArray<Run> => {
+  if (columns === undefined || runs.at(-1)?.text !== RULE) return runs
+  const room = Math.max(1, columns - Flow.runsWidth(runs.slice(0, -1)))
+  return [...runs.slice(0, -1), mark(RULE.slice(0, room))]
+}
+
+/** Blank runs only (a line's indentation). */
+const isIndent = (run: Run): boolean => /^[ \t]*$/.test(run.text)
+
+/**
+ * A line's prefix as drawn: tabs in its indentation as four spaces (CommonMark's
+ * tab stop for blocks), and the indentation left out when the prefix would take
+ * more than half the screen (a list nested fifty deep).
+ */
+const fitted = (runs: ReadonlyArray<Run>, columns: number | undefined): ReadonlyArray<Run> => {
+  if (columns === undefined) return runs
+  const expanded = runs.map((run) => (run.sgr === STYLE.mark ? run : { ...run, text: run.text.replace(/\t/g, "    ") }))
+  return Flow.runsWidth(expanded) * 2 <= columns ? expanded : expanded.filter((run) => !isIndent(run))
+}
+
+/** What continues a line's rows under its prefix: its quote bars kept, the rest (indentation, a bullet) as blanks. */
+const hangOf = (prefix: ReadonlyArray<Run>): ReadonlyArray<Run> =>
+  prefix.map((run) => (run.sgr === STYLE.mark && run.text.startsWith("┃") ? run : { sgr: "", text: " ".repeat(Flow.runsWidth([run])) }))
 
 type Decision =
   /** The line goes on in `layout`, after `consumed` characters drawn as `runs`. */
@@ -267,15 +432,15 @@ const RULE = "─".repeat(40)
  * fence's long info) is text (code in a code block): decided from those
  * characters alone, whether or not more has come, so it is the same either way.
  */
-const decide = (fence: Fence | undefined, text: string, complete: boolean, limit: number): Decision | undefined => {
-  if (text.length <= limit) return lineStart(fence, text, complete)
-  return lineStart(fence, text.slice(0, limit + 1), false) ?? (fence === undefined
+const decide = (fence: Fence | undefined, text: string, complete: boolean, limit: number, colour: boolean): Decision | undefined => {
+  if (text.length <= limit) return lineStart(fence, text, complete, colour)
+  return lineStart(fence, text.slice(0, limit + 1), false, colour) ?? (fence === undefined
     ? { _tag: "Line", runs: [], consumed: 0, layout: { _tag: "Inline", base: "" } }
     : codeLine(fence, text))
 }
 
-const lineStart = (fence: Fence | undefined, text: string, complete: boolean): Decision | undefined => {
-  if (fence === undefined) return block(text, 0, [], complete, 0)
+const lineStart = (fence: Fence | undefined, text: string, complete: boolean, colour: boolean): Decision | undefined => {
+  if (fence === undefined) return block(text, 0, [], complete, 0, colour)
   const lead = /^[ \t]*/.exec(text)?.[0] ?? ""
   const rest = text.slice(lead.length)
   const marks = rest.length - rest.replace(fence.marker === "`" ? /^`+/ : /^~+/, "").length
@@ -298,7 +463,7 @@ const codeLine = (fence: Fence, text: string): Decision => {
 const QUOTE_DEPTH = 8
 
 /** The block markers at `at` (after `prefix`, already drawn quote marks), `depth` quotes in. */
-const block = (text: string, at: number, prefix: ReadonlyArray<Run>, complete: boolean, depth: number): Decision | undefined => {
+const block = (text: string, at: number, prefix: ReadonlyArray<Run>, complete: boolean, depth: number, colour: boolean): Decision | undefined => {
   const lead = /^[ \t]*/.exec(text.slice(at))?.[0] ?? ""
   const start = at + lead.length
   const head = [...prefix, as(lead)]
@@ -340,19 +505,33 @@ const block = (text: string, at: number, prefix: ReadonlyArray<Run>, complete: b
     const after = rest[hashes]
     if (after === undefined && !complete) return undefined
     if (after === undefined || after === " " || after === "\t") {
-      return continues(start + hashes + (after === undefined ? 0 : 1), head, hashes === 1 ? STYLE.title : STYLE.heading)
+      const consumed = start + hashes + (after === undefined ? 0 : 1)
+      // Without styles, the heading's marks show that it is one.
+      const runs = colour ? head : [...head, mark(`${rest.slice(0, hashes)} `)]
+      return continues(consumed, runs, hashes === 1 ? STYLE.title : STYLE.heading)
     }
     return continues(start)
   }
   if (first === ">" && depth < QUOTE_DEPTH) {
     const after = rest[1]
     if (after === undefined && !complete) return undefined
-    return block(text, start + (after === " " ? 2 : 1), [...head, mark("┃ ")], complete, depth + 1)
+    return block(text, start + (after === " " ? 2 : 1), [...head, mark("┃ ")], complete, depth + 1, colour)
   }
   if (first === "-" || first === "*" || first === "+") {
     const after = rest[1]
     if (after === undefined && !complete) return undefined
-    if (after === undefined || after === " " || after === "\t") return continues(start + 1, [...head, as("•")])
+    if (after === undefined) return continues(start + 1, [...head, as("•")])
+    if (after === " " || after === "\t") return continues(start + 2, [...head, as(`•${after}`)])
+  }
+  if (first >= "0" && first <= "9") {
+    // An ordered item (`1.`, `2)`): its number kept, its rows hung under its text.
+    if (/^[0-9]{1,9}$/.test(rest) && !complete) return undefined
+    const number = /^[0-9]{1,9}[.)]/.exec(rest)?.[0]
+    if (number !== undefined) {
+      const after = rest[number.length]
+      if (after === undefined && !complete) return undefined
+      if (after === " " || after === "\t") return continues(start + number.length + 1, [...head, as(number + after)])
+    }
   }
   return continues(start)
 }
@@ -368,6 +547,8 @@ interface Span {
   readonly complete: boolean
   /** How far past its opener a span may close. */
   readonly limit: number
+  /** Code spans keep their backticks (no style to show them by). */
+  readonly plainCode: boolean
 }
 
 interface Parsed {
@@ -582,7 +763,8 @@ const token = (span: Span, at: number, sgr: Sgr): Parsed | Wait => {
       if (closer._tag === "None") return literal(span, at, run, sgr)
       const content = span.text.slice(at + run, closer.at)
       const trimmed = /^ .*[^ ].* $/s.test(content) ? content.slice(1, -1) : content
-      return { runs: [{ sgr: combine(sgr, STYLE.code), text: trimmed }], next: closer.at + run }
+      const shown = span.plainCode ? span.text.slice(at, closer.at + run) : trimmed
+      return { runs: [{ sgr: combine(sgr, STYLE.code), text: shown }], next: closer.at + run }
     }
     case "*":
     case "_":

@@ -107,8 +107,16 @@ export const advance = (filter: Filter, text: string): Filter => {
 const moved = (columns: number, column: number, width: number): { readonly column: number; readonly wrapped: boolean } =>
   columns > 0 && width > 0 && column + width > columns ? { column: width, wrapped: true } : { column: column + width, wrapped: false }
 
-// An SGR style, a newline, or a run of anything else.
-const TOKENS = /\u001b\[[0-9;]*m|\n|[^\u001b\n]+|\u001b/g
+/**
+ * Where `Markdown` broke a line into rows itself (`Flow`): written as a newline,
+ * but the line's opening is still judged across it (a forged prompt broken over
+ * two rows is still a forged prompt), and each row's start is judged as well.
+ * Escaped text never holds it raw (U+0085 is a control).
+ */
+export const SOFT_BREAK = "\u0085"
+
+// An SGR style, a newline, a soft break, or a run of anything else.
+const TOKENS = /\u001b\[[0-9;]*m|\n|\u0085|[^\u001b\n\u0085]+|\u001b/g
 
 const marker = (filter: Filter): string => (filter.styled ? `\u001b[2m${MARKER.trimEnd()}\u001b[0m ` : MARKER)
 
@@ -149,6 +157,20 @@ export const feed = (filter: Filter, output: string): { readonly filter: Filter;
     phase = decided
   }
   for (const token of output.match(TOKENS) ?? []) {
+    if (token === SOFT_BREAK) {
+      column = 0
+      // An undecided opening goes on over the break (as one blank); a decided line's next row is judged afresh.
+      if (phase === "start" && head.length > 0) {
+        held += "\n"
+        if (!head.endsWith(" ")) head += " "
+        continue
+      }
+      written += held + "\n"
+      held = ""
+      head = ""
+      phase = "start"
+      continue
+    }
     if (token === "\n") {
       written += held + token
       held = ""
@@ -181,7 +203,7 @@ export const feed = (filter: Filter, output: string): { readonly filter: Filter;
         continue
       }
       held += ch
-      if (MARK.test(ch) || (head.length === 0 && Escape.BLANK.test(ch))) continue
+      if (MARK.test(ch) || ((head.length === 0 || head.endsWith(" ")) && Escape.BLANK.test(ch))) continue
       head += fold(ch)
       const decided = decide(head)
       if (decided !== undefined) settle(decided)

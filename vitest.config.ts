@@ -1,5 +1,31 @@
+import { spawnSync } from "node:child_process"
+import * as Fs from "node:fs"
 import { fileURLToPath } from "node:url"
 import { defineConfig } from "vitest/config"
+
+/**
+ * MINO_TEST_MAC_LACKS=1: the tests that depend on the system run with what a Mac lacks taken away
+ * (`test/support/mac-lacks.sh`: as root, in a mount namespace of its own whose /proc is empty and
+ * whose flock programs are /dev/null), on Linux, so that Linux needs none of it either and macOS's
+ * path runs somewhere. Outside that namespace this process runs itself again inside it.
+ */
+const MAC_LACKS = process.env["MINO_TEST_MAC_LACKS"] === "1"
+const MAC_LACKS_TESTS = [
+  "test/terminal/**/*.test.ts",
+  "test/bash/**/*.test.ts",
+  "test/e2e/**/*.test.ts",
+  "test/session/SessionLock.test.ts",
+  "test/session/Conversations.test.ts",
+  "test/agent/Instructions.test.ts",
+  "test/platform/**/*.test.ts"
+]
+
+if (MAC_LACKS && process.env["MINO_TEST_PROC"] === undefined) {
+  const script = fileURLToPath(new URL("./test/support/mac-lacks.sh", import.meta.url))
+  const inside = spawnSync(script, [process.execPath, ...process.argv.slice(1)], { stdio: "inherit" })
+  process.exit(inside.status ?? 1)
+}
+if (MAC_LACKS && Fs.existsSync("/proc/self")) throw new Error("MINO_TEST_MAC_LACKS=1, but /proc is mounted: run vitest as root, and not with MINO_TEST_PROC set")
 
 export default defineConfig({
   // `examples/` import the package by name, as its users do.
@@ -10,7 +36,7 @@ export default defineConfig({
     ]
   },
   test: {
-    include: ["test/**/*.test.ts"],
+    include: MAC_LACKS ? MAC_LACKS_TESTS : ["test/**/*.test.ts"],
     // Real processes, sockets and fsyncs: keep per-test limits generous but finite.
     testTimeout: 30_000,
     hookTimeout: 30_000,

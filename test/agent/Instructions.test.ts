@@ -6,6 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Instructions from "../../src/agent/Instructions.js"
 import { Secrets } from "../../src/security/Secrets.js"
 import { tempDir } from "../support/Harness.js"
+import { PROC, unmount } from "../support/Proc.js"
 
 const KEY = "sk-agents-test-0123456789abcdef"
 
@@ -78,8 +79,8 @@ describe("Instructions", () => {
       const dir = tempDir("agents")
       const path = Path.join(dir, "AGENTS.md")
       Fs.writeFileSync(path, "")
-      execFileSync("mount", ["--bind", `/proc/${process.pid}/environ`, path])
-      yield* Effect.addFinalizer(() => Effect.sync(() => execFileSync("umount", [path])))
+      execFileSync("mount", ["--bind", `${PROC}/${process.pid}/environ`, path])
+      yield* Effect.addFinalizer(() => Effect.sync(() => unmount(path)))
       expect(Fs.statSync(path).isFile()).toBe(true)
       const loaded = yield* load(dir)
       expect(loaded.text).toBe(Instructions.BUILT_IN)

@@ -21,6 +21,7 @@ import { encode, type SessionRecord } from "../../src/session/records/Records.js
 import { type SessionOptions, SessionStore } from "../../src/session/SessionStore.js"
 import * as FaultyDisk from "../support/FaultyDisk.js"
 import { tempDir } from "../support/Harness.js"
+import { PROC } from "../support/Proc.js"
 import { Secrets } from "../../src/security/Secrets.js"
 
 const withStore = <A, E>(options: SessionOptions, use: Effect.Effect<A, E, SessionStore>) =>
@@ -286,7 +287,7 @@ describe("files that are not what they claim", () => {
 })
 
 describe("the session file and its locks are scoped resources", () => {
-  const openDescriptors = () => Fs.readdirSync("/proc/self/fd").length
+  const openDescriptors = () => Fs.readdirSync(`${PROC}/self/fd`).length
 
   it.live("no descriptor is left open: after a chat, after a set-aside that replaced the file, after an open that failed", () =>
     Effect.gen(function*() {

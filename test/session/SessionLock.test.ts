@@ -4,7 +4,7 @@
  * another user cannot take or block it; the kernel releases it when the holder
  * dies, even by SIGKILL; of two processes started at once exactly one opens.
  */
-import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Exit from "effect/Exit"
 import { SessionStore } from "../../src/session/SessionStore.js"
+import { PYTHON, SCRIPT as FLOCK_SCRIPT, holdLock, tryLock } from "../support/Flock.js"
 import { tempDir } from "../support/Harness.js"
 import { Secrets } from "../../src/security/Secrets.js"
 
@@ -73,9 +74,9 @@ describe("the session lock", () => {
         // Another process in another directory, given the same lock file by a relative route.
         const parent = Path.dirname(home)
         const lock = Path.relative(parent, Path.join(home, ".mino", "sessions", `${store.info.id}.lock`))
-        return spawnSync("flock", ["--nonblock", "--conflict-exit-code", "75", lock, "true"], { cwd: parent }).status
+        return tryLock(lock, { cwd: parent })
       })))
-      expect(status).toBe(75)
+      expect(status).toBe("busy")
     }))
 
   it.live("the directory's lock is held only while choosing: a start waits for one that is choosing, and frees it once open", () =>
@@ -84,14 +85,14 @@ describe("the session lock", () => {
       yield* withStore(home, Effect.void)
       const directoryLock = Path.join(home, ".mino", "sessions", "conversations.lock")
       // Another start choosing for 1 s: this one waits, then opens (the conversation is not the other's).
-      const chooser = spawn("flock", [directoryLock, "sleep", "1"], { stdio: "ignore" })
-      yield* Effect.sleep("200 millis")
+      const chooser = holdLock(directoryLock, 1)
+      yield* Effect.promise(() => new Promise((resolve) => chooser.stdout?.once("data", resolve)))
       const opened = yield* Effect.exit(withStore(home, Effect.void))
       expect(Exit.isSuccess(opened)).toBe(true)
       yield* Effect.promise(() => exited(chooser))
       // While a session is open, the directory's lock is free.
-      const status = yield* withStore(home, Effect.sync(() => spawnSync("flock", ["--nonblock", "--conflict-exit-code", "75", directoryLock, "true"]).status))
-      expect(status).toBe(0)
+      const status = yield* withStore(home, Effect.sync(() => tryLock(directoryLock)))
+      expect(status).toBe("took")
     }), 30_000)
 
   const canMount = (() => {
@@ -128,15 +129,13 @@ describe("the session lock", () => {
       yield* withStore(home, Effect.void)
       const sessions = Path.join(home, ".mino", "sessions")
       // The squatter, as nobody, tries the lock file and every name the old lock used.
-      const squatter = execFileSync("setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "bash", "-c", [
-        `flock --nonblock ${sessions}/conversations.lock true && echo took-lock || echo no-lock`,
-        `exec 3<>${home}/.mino/squat 2>/dev/null && echo wrote-mino || echo no-mino`
-      ].join("; ")], { encoding: "utf8" })
-      expect(squatter).toContain("no-lock")
+      const nobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+      expect(tryLock(`${sessions}/conversations.lock`, { prefix: nobody })).toMatch(/^error: PermissionError/)
+      const squatter = execFileSync(nobody[0]!, [...nobody.slice(1), "bash", "-c", `exec 3<>${home}/.mino/squat 2>/dev/null && echo wrote-mino || echo no-mino`], { encoding: "utf8" })
       expect(squatter).toContain("no-mino")
       // While nobody keeps trying in the background, the owner opens the session.
       const pest = spawn("setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "bash", "-c",
-        `while true; do flock --nonblock ${sessions}/conversations.lock sleep 1 2>/dev/null; sleep 0.01; done`], { stdio: "ignore" })
+        `while true; do ${PYTHON} -c "$0" ${sessions}/conversations.lock 1 2>/dev/null; sleep 0.01; done`, FLOCK_SCRIPT], { stdio: "ignore" })
       try {
         const opened = yield* Effect.exit(withStore(home, Effect.void))
         expect(Exit.isSuccess(opened)).toBe(true)

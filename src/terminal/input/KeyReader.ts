@@ -46,6 +46,7 @@ import * as LineEditor from "./LineEditor.js"
 import * as PromptLayout from "./PromptLayout.js"
 import * as Sighting from "./Sighting.js"
 import * as Width from "../display/Width.js"
+import * as Terminal from "../../platform/Terminal.js"
 import type { Texts } from "../../TextList.js"
 
 /** An answer to the approval question, and whether any of it was pasted. */
@@ -90,15 +91,7 @@ const REDRAW_MS = 16
 /** Opens a second, non-blocking descriptor of the terminal `input` reads from, when there is one. */
 const openDrain = (input: Readable): number | undefined => {
   if (!(input instanceof tty.ReadStream)) return undefined
-  const fd = "fd" in input && typeof input.fd === "number" ? input.fd : 0
-  for (const path of [`/proc/self/fd/${fd}`, "/dev/tty"]) {
-    try {
-      return Fs.openSync(path, Fs.constants.O_RDONLY | Fs.constants.O_NONBLOCK | Fs.constants.O_NOCTTY)
-    } catch {
-      // Try the next way to name the terminal.
-    }
-  }
-  return undefined
+  return Terminal.openAgain("fd" in input && typeof input.fd === "number" ? input.fd : 0)
 }
 
 const errorCode = (error: unknown): unknown =>

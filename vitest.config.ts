@@ -44,6 +44,7 @@ export default defineConfig({
     // Both cores of the 2-core machine (the default leaves one idle): the suite runs in about 6 minutes
     // instead of 9, and every test runs beside another, as on a loaded machine.
     maxWorkers: 2,
-    minWorkers: 1
+    minWorkers: 1,
+    ...(MAC_LACKS ? { poolOptions: { forks: { execArgv: ["--import", fileURLToPath(new URL("./test/support/mac-lacks-worker.mjs", import.meta.url))] } } } : {})
   }
 })

@@ -1,5 +1,5 @@
 /**
- * What Mino executes for itself — the lock helper, the lifeline watcher, the gate
+ * What Mino executes for itself — the lock helper (perl), the lifeline watcher, the gate
  * a command starts in — is found by absolute path, never through `PATH`. A
  * repository that puts a relative directory first on `PATH` (`node_modules/.bin`,
  * as under `npx`) with programs of those names gets none of them run, at start,
@@ -16,10 +16,10 @@ import * as Pty from "../support/Pty.js"
 import { BIN, bashCall, environment, exitsWith, recordSummary, runPlain, sandbox, scriptedServer, sessionRecords } from "../support/MinoProcess.js"
 
 /** Names a helper could be looked up by; each hostile copy records that it ran, and claims success. */
-const NAMES = ["flock", "bash", "sh", "dash", "node", "env", "kill", "sleep", "setsid", "stty", "tput", "cat", "ls", "true", "uname", "ps", "python3", "git"]
+const NAMES = ["perl", "flock", "bash", "sh", "dash", "node", "env", "kill", "sleep", "setsid", "stty", "tput", "cat", "ls", "true", "uname", "ps", "python3", "git"]
 
 describe("no helper through PATH", () => {
-  it.scopedLive(`a relative PATH entry holding hostile ${NAMES.length} programs (flock, bash, sh, node, env, ...): none runs, at start, for a command, or at exit`, () =>
+  it.scopedLive(`a relative PATH entry holding hostile ${NAMES.length} programs (perl, flock, bash, sh, node, env, ...): none runs, at start, for a command, or at exit`, () =>
     Effect.gen(function*() {
       const box = yield* sandbox
       const ran = path.join(path.dirname(box.home), "hostile-ran.txt")

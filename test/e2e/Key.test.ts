@@ -35,6 +35,7 @@ import {
   sessionRecords
 } from "../support/MinoProcess.js"
 import * as Pty from "../support/Pty.js"
+import { PROC } from "../support/Proc.js"
 
 const startWithKey = (box: Sandbox, url: string, key: string) =>
   Effect.gen(function*() {
@@ -56,8 +57,8 @@ const results = (input: ReadonlyArray<Json>): ReadonlyArray<Json> =>
   })
 
 // Prints Mino's own environment, as any command running with the user's uid can (the command's
-// parent is Mino).
-const READ_BACK = "tr '\\0' '\\n' < /proc/$PPID/environ | grep '^OPENAI_API_KEY='"
+// parent is Mino; /proc read through PROC, which the Mac-lacking mode keeps for tests).
+const READ_BACK = `tr '\\0' '\\n' < ${PROC}/$PPID/environ | grep '^OPENAI_API_KEY='`
 
 describe("the API key", () => {
   it.scopedLive("a call whose arguments carry the key is refused before the prompt, even spelled with JSON escapes", () =>

@@ -28,6 +28,7 @@ import {
   sessionRecords,
   startReady
 } from "../support/MinoProcess.js"
+import { PROC } from "../support/Proc.js"
 
 const UP = "\u001b[A"
 const LEFT = "\u001b[D"
@@ -50,10 +51,10 @@ const lastUserText = (request: ResponsesServer.LoggedRequest): unknown => {
 
 /** The pid of the child of `parent` whose command line mentions `needle`, else 0. */
 const childRunning = (parent: number, needle: string): number => {
-  for (const name of fs.readdirSync("/proc").filter((entry) => /^\d+$/.test(entry))) {
+  for (const name of fs.readdirSync(PROC).filter((entry) => /^\d+$/.test(entry))) {
     try {
-      const status = fs.readFileSync(`/proc/${name}/status`, "utf8")
-      if (status.includes(`\nPPid:\t${parent}\n`) && fs.readFileSync(`/proc/${name}/cmdline`, "utf8").includes(needle)) return Number(name)
+      const status = fs.readFileSync(`${PROC}/${name}/status`, "utf8")
+      if (status.includes(`\nPPid:\t${parent}\n`) && fs.readFileSync(`${PROC}/${name}/cmdline`, "utf8").includes(needle)) return Number(name)
     } catch {
       // It exited while we looked.
     }
@@ -352,7 +353,7 @@ describe("Mino owns the terminal's input", () => {
           replies++ === 0
             ? ResponsesServer.toolCallResponse([
               // The command reaches Mino's terminal through /proc and turns echo, line mode and signals back on.
-              bashCall("c1", `trap '' TTOU; stty -F /proc/${minoPid}/fd/0 echo icanon isig; stty -F /proc/${minoPid}/fd/0 -a > modes.txt`)
+              bashCall("c1", `trap '' TTOU; stty -F ${PROC}/${minoPid}/fd/0 echo icanon isig; stty -F ${PROC}/${minoPid}/fd/0 -a > modes.txt`)
             ])
             : ResponsesServer.textResponse("Done.")
         )

@@ -41,6 +41,7 @@ import {
   scriptedServer,
   sessionRecords
 } from "../support/MinoProcess.js"
+import { PROC } from "../support/Proc.js"
 
 const PROMPT = "Approve this operation? [y/N] "
 const IGNORED = "(ignored 1 line(s) typed before this question)\n"
@@ -69,7 +70,7 @@ const stopped = (pid: number) =>
   Effect.gen(function*() {
     const deadline = Date.now() + 10_000
     while (Date.now() < deadline) {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+      const stat = fs.readFileSync(`${PROC}/${pid}/stat`, "utf8")
       if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("T")) return
       yield* Effect.sleep("1 millis")
     }

@@ -15,6 +15,7 @@ import type * as Scope from "effect/Scope"
 import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import { HEADER_TYPE } from "../../src/session/directory/Conversations.js"
 import * as Pty from "./Pty.js"
+import { PROC } from "./Proc.js"
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url))
 export const BIN = path.join(ROOT, "bin", "mino.js")
@@ -194,11 +195,11 @@ export const eventually = <A>(what: string, timeoutMs: number, probe: Effect.Eff
     }
   })
 
-/** Pids of the live (not zombie) processes in a process group, from /proc. */
+/** Pids of the live (not zombie) processes in a process group, from /proc (or where the tests see it). */
 export const groupMembers = (pgid: number): ReadonlyArray<number> =>
-  fs.readdirSync("/proc").filter((name) => /^\d+$/.test(name)).flatMap((name) => {
+  fs.readdirSync(PROC).filter((name) => /^\d+$/.test(name)).flatMap((name) => {
     try {
-      const stat = fs.readFileSync(`/proc/${name}/stat`, "utf8")
+      const stat = fs.readFileSync(`${PROC}/${name}/stat`, "utf8")
       // "pid (comm) state ppid pgrp ...": comm may contain spaces and parentheses.
       const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
       return Number(pgrp) === pgid && state !== "Z" ? [Number(name)] : []

@@ -23,6 +23,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
+import { PROC } from "./Proc.js"
 
 const DRIVER = fileURLToPath(new URL("./pty_driver.py", import.meta.url))
 
@@ -245,7 +246,7 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Pty, never, Scope.Sc
         signal(pid, "SIGSTOP")
         const deadline = Date.now() + DEFAULT_TIMEOUT_MS
         while (true) {
-          const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+          const stat = fs.readFileSync(`${PROC}/${pid}/stat`, "utf8")
           if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("T")) return
           if (Date.now() > deadline) return yield* new PtyTimeout({ message: `process ${pid} did not stop` })
           yield* Effect.sleep(Duration.millis(1))

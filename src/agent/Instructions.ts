@@ -9,9 +9,9 @@
  * is never read), and must be a regular file with no other hard link, on a real
  * file system (not procfs, sysfs or another pseudo file system, whose files
  * `fstat` calls regular: `platform/FileSystems` says how, and what it cannot
- * check where there is no procfs), of at most 64 KiB; its text must pass the same check
- * as a tool call's arguments (a file holding the API key is never sent). Anything
- * else is ignored with one warning line.
+ * check where there is no procfs), of at most 64 KiB; its text must pass the
+ * same check as a tool call's arguments (a file holding the API key is never
+ * sent). Anything else is ignored with one warning line.
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"

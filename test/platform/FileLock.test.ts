@@ -105,15 +105,19 @@ describe("FileLock for real", () => {
       }
     }))
 
-  it("a perl on PATH (a repository's node_modules/.bin) never runs: the environment is empty and the path absolute", () => {
+  it("a perl on PATH (a repository's node_modules/.bin), or a module PERL5OPT names, never runs: the environment is empty and the path absolute", () => {
     const dir = tempDir("filelock")
     const bin = Path.join(dir, "node_modules", ".bin")
     Fs.mkdirSync(bin, { recursive: true })
     const ran = Path.join(dir, "ran")
     Fs.writeFileSync(Path.join(bin, "perl"), `#!/bin/sh\necho ran >> '${ran}'\nexit 0\n`, { mode: 0o755 })
+    // And a module perl would load if Mino's environment reached it.
+    Fs.writeFileSync(Path.join(bin, "Hostile.pm"), `package Hostile; open(my $f, ">>", "${ran}"); print $f "module ran\\n"; 1;\n`)
     const saved = process.env["PATH"]
     const savedCwd = process.cwd()
     process.env["PATH"] = `node_modules/.bin:${bin}:${saved ?? ""}`
+    process.env["PERL5LIB"] = bin
+    process.env["PERL5OPT"] = "-MHostile"
     process.chdir(dir)
     const first = open(Path.join(dir, "c.lock"))
     const second = open(Path.join(dir, "c.lock"))
@@ -122,6 +126,8 @@ describe("FileLock for real", () => {
       expect(FileLock.lock(second)).toEqual({ _tag: "Busy" })
     } finally {
       process.env["PATH"] = saved
+      delete process.env["PERL5LIB"]
+      delete process.env["PERL5OPT"]
       process.chdir(savedCwd)
       Fs.closeSync(first)
       Fs.closeSync(second)

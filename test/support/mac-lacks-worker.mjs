@@ -2,6 +2,7 @@
 // tinypool's worker reports `process.memoryUsage().heapUsed` after every test file; on Linux that call
 // also reads the resident set size from /proc and throws without it (on macOS it does not), and the
 // worker then never answers. The heap figures come from V8 itself; only the resident size is unknown.
+import process from "node:process"
 import * as V8 from "node:v8"
 
 const measured = process.memoryUsage.bind(process)

@@ -64,11 +64,18 @@ export const system: System = {
 /** Names in `/dev` that can be a terminal on either system. */
 const TERMINAL_NAME = /^(tty|pts|console)/
 
-/** The device files that may be the terminal, pseudo-terminals first. */
-const candidates = (os: System): ReadonlyArray<string> => [
-  ...os.list("/dev/pts").filter((name) => /^\d+$/.test(name)).map((name) => Path.join("/dev/pts", name)),
-  ...os.list("/dev").filter((name) => TERMINAL_NAME.test(name) && name !== "tty").map((name) => Path.join("/dev", name))
-]
+/** macOS's pseudo-terminals (its `/dev` also holds 256 legacy `ttyp0`–`ttywf` names). */
+const MACOS_PTY = /^ttys\d+$/
+
+/** The device files that may be the terminal, pseudo-terminals first (Linux's, then macOS's). */
+const candidates = (os: System): ReadonlyArray<string> => {
+  const dev = os.list("/dev").filter((name) => TERMINAL_NAME.test(name) && name !== "tty")
+  return [
+    ...os.list("/dev/pts").filter((name) => /^\d+$/.test(name)).map((name) => Path.join("/dev/pts", name)),
+    ...dev.filter((name) => MACOS_PTY.test(name)).map((name) => Path.join("/dev", name)),
+    ...dev.filter((name) => !MACOS_PTY.test(name)).map((name) => Path.join("/dev", name))
+  ]
+}
 
 /** The terminal's device file, by its device number; undefined when none matches. */
 export const deviceFile = (fd: number, os: System = system): string | undefined => {

@@ -27,12 +27,15 @@ const fake = (devices: Readonly<Record<string, number>>, input: number | undefin
 }
 
 describe("Terminal.openAgain with the system injected", () => {
-  const MACOS = { "/dev/tty": 0x2000000, "/dev/ttys000": 0x10000000, "/dev/ttys001": 0x10000001, "/dev/ttys002": 0x10000002, "/dev/console": 0x0, "/dev/null": 0x3000002 }
+  const MACOS = { "/dev/tty": 0x2000000, "/dev/ttyp0": 0x4000000, "/dev/ttyp1": 0x4000001, "/dev/ttys000": 0x10000000, "/dev/ttys001": 0x10000001, "/dev/ttys002": 0x10000002, "/dev/console": 0x0, "/dev/null": 0x3000002 }
   const LINUX = { "/dev/tty": 0x500, "/dev/pts/0": 0x8800, "/dev/pts/3": 0x8803, "/dev/pts/ptmx": 0x502, "/dev/tty1": 0x401, "/dev/ttyS0": 0x440, "/dev/null": 0x103 }
 
-  it("macOS: /dev/ttysNNN with the input's device number", () => {
+  it("macOS: /dev/ttysNNN with the input's device number, looked at before the legacy names", () => {
     const { os, opened } = fake(MACOS, 0x10000002)
     expect(Terminal.deviceFile(0, os)).toBe("/dev/ttys002")
+    const looked: Array<string> = []
+    Terminal.deviceFile(0, { ...os, charDevice: (path) => (looked.push(path), os.charDevice(path)) })
+    expect(looked).toEqual(["/dev/ttys000", "/dev/ttys001", "/dev/ttys002"])
     expect(Terminal.openAgain(0, os)).toBeDefined()
     expect(opened).toEqual(["/dev/ttys002"])
   })

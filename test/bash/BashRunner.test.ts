@@ -2,6 +2,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
+import { PROC } from "../support/Proc.js"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Secrets from "../../src/security/Secrets.js"
@@ -48,10 +49,10 @@ const firstLinePid = (output: string): number => {
   return pid
 }
 
-// `/proc/<pid>/stat` is "pid (comm) state ppid pgrp ..."; comm may hold spaces.
+// `${PROC}/<pid>/stat` is "pid (comm) state ppid pgrp ..."; comm may hold spaces.
 const statFields = (pid: string | number): ReadonlyArray<string> | undefined => {
   try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    const stat = fs.readFileSync(`${PROC}/${pid}/stat`, "utf8")
     return stat.slice(stat.lastIndexOf(")") + 2).split(" ")
   } catch {
     return undefined
@@ -72,9 +73,9 @@ const groupIsGone = (pgid: number): boolean => {
   } catch (error) {
     if (error instanceof Error && "code" in error && error.code === "ESRCH") return true
   }
-  if (!fs.existsSync("/proc")) return false
+  if (!fs.existsSync(PROC)) return false
   return fs
-    .readdirSync("/proc")
+    .readdirSync(PROC)
     .filter((entry) => /^\d+$/.test(entry))
     .every((pid) => {
       const fields = statFields(pid)
@@ -84,10 +85,10 @@ const groupIsGone = (pgid: number): boolean => {
 
 /** The lifeline watcher `parent` spawned: its `/bin/sh` child that leads a session of its own. */
 const watcherOf = (parent: number): number => {
-  const watchers = fs.readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).map(Number).filter((pid) => {
+  const watchers = fs.readdirSync(PROC).filter((entry) => /^\d+$/.test(entry)).map(Number).filter((pid) => {
     const fields = statFields(pid)
     return isRunning(fields) && fields?.[1] === String(parent) && fields[3] === String(pid) &&
-      fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("armed=")
+      fs.readFileSync(`${PROC}/${pid}/cmdline`, "utf8").includes("armed=")
   })
   expect(watchers).toHaveLength(1)
   return watchers[0] ?? 0
@@ -99,7 +100,7 @@ const processIsGone = (pid: number): boolean => {
   } catch {
     return true
   }
-  return fs.existsSync("/proc") && !isRunning(statFields(pid))
+  return fs.existsSync(PROC) && !isRunning(statFields(pid))
 }
 
 /** Polls `check` until it holds or `withinMs` passes; SIGKILL delivery is asynchronous. */

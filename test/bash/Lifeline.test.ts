@@ -12,6 +12,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
+import { PROC } from "../support/Proc.js"
 import * as Effect from "effect/Effect"
 import * as Secrets from "../../src/security/Secrets.js"
 import { type BashOperation, BashRunner } from "../../src/tools/bash/BashRunner.js"
@@ -50,7 +51,7 @@ const outputOf = (command: string) => Effect.map(throughRunner(command), ([resul
 
 const stat = (pid: number): ReadonlyArray<string> | undefined => {
   try {
-    const text = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    const text = fs.readFileSync(`${PROC}/${pid}/stat`, "utf8")
     return text.slice(text.lastIndexOf(")") + 2).split(" ")
   } catch {
     return undefined
@@ -62,13 +63,13 @@ const alive = (pid: number): boolean => {
   return state !== undefined && state !== "Z" && state !== "X"
 }
 
-const pids = (): ReadonlyArray<number> => fs.readdirSync("/proc").filter((name) => /^\d+$/.test(name)).map(Number)
+const pids = (): ReadonlyArray<number> => fs.readdirSync(PROC).filter((name) => /^\d+$/.test(name)).map(Number)
 
 /** Live processes whose working directory is `cwd`. */
 const processesIn = (cwd: string): ReadonlyArray<number> =>
   pids().filter((pid) => {
     try {
-      return fs.readlinkSync(`/proc/${pid}/cwd`) === cwd && alive(pid)
+      return fs.readlinkSync(`${PROC}/${pid}/cwd`) === cwd && alive(pid)
     } catch {
       return false
     }
@@ -105,8 +106,8 @@ const gate = (command: string, shell: ReadonlyArray<string>, high = "") => {
   return { child, result }
 }
 
-/** `/proc/<pid>/fd` as `fd target` lines. */
-const links = (pid: number) => fs.readdirSync(`/proc/${pid}/fd`).map((fd) => `${fd} ${fs.readlinkSync(`/proc/${pid}/fd/${fd}`)}`)
+/** `${PROC}/<pid>/fd` as `fd target` lines. */
+const links = (pid: number) => fs.readdirSync(`${PROC}/${pid}/fd`).map((fd) => `${fd} ${fs.readlinkSync(`${PROC}/${pid}/fd/${fd}`)}`)
 
 /** What any child of this process inherits beyond its stdio: this test's own parent's open descriptors. */
 const inheritedByChildren = () =>
@@ -122,9 +123,9 @@ const whatRuns = [
   "echo \"$PWD $OLDPWD\"; shopt | md5sum; declare -x",
   // bash's own ignored set, and the mask and dispositions a program it starts inherits. (bash's own blocked
   // set is not compared: bash blocks SIGINT, SIGTERM and SIGCHLD for moments around a fork and a wait.)
-  "grep -E '^SigIgn' /proc/$$/status; grep -E '^Sig(Ign|Blk)' /proc/self/status; trap -p",
+  `grep -E '^SigIgn' ${PROC}/$$/status; grep -E '^Sig(Ign|Blk)' ${PROC}/self/status; trap -p`,
   // The initial environment block, as the kernel keeps it.
-  "tr '\\0' '\\n' < /proc/$$/environ | sort"
+  `tr '\\0' '\\n' < ${PROC}/$$/environ | sort`
 ]
 
 for (const shell of SHELLS) {
@@ -170,8 +171,8 @@ for (const shell of SHELLS) {
         for (const command of whatRuns) {
           expect({ command, output: yield* ran(command) }).toEqual({ command, output: yield* direct(command) })
         }
-        expect(yield* ran("ls /proc/$$/fd")).toBe("0\n1\n2\n3\n")
-        expect(yield* ran("readlink /proc/$$/fd/0")).toBe("/dev/null\n")
+        expect(yield* ran(`ls ${PROC}/$$/fd`)).toBe("0\n1\n2\n3\n")
+        expect(yield* ran(`readlink ${PROC}/$$/fd/0`)).toBe("/dev/null\n")
       }))
 
     it.live("closes 3 to 9 itself, and the inherited descriptors over 9 it is told of (a bash step)", () =>
@@ -181,11 +182,11 @@ for (const shell of SHELLS) {
         const leaky = ["/bin/bash", "--noprofile", "--norc", "-c", "exec 5</dev/null 12</dev/null 57</dev/null; exec \"$0\" \"$@\"", file, ...flags]
         // Besides what this process itself inherited (the probe finds those), as Mino would.
         const inherited = Lifeline.inheritedHigh()
-        const told = gate("ls /proc/$$/fd", leaky, `${inherited} 12 57`.trim())
+        const told = gate(`ls ${PROC}/$$/fd`, leaky, `${inherited} 12 57`.trim())
         told.child.stdin?.end(Lifeline.GO)
         expect((yield* told.result).output).toBe("0\n1\n2\n3\n")
         // Untold, the two over 9 reach the command: what the probe is for.
-        const untold = gate("ls /proc/$$/fd", leaky, inherited)
+        const untold = gate(`ls ${PROC}/$$/fd`, leaky, inherited)
         untold.child.stdin?.end(Lifeline.GO)
         expect((yield* untold.result).output.trimEnd().split("\n").map(Number).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 12, 57])
       }))
@@ -381,7 +382,7 @@ const watcherOf = (parent: number): number => {
   const found = pids().filter((pid) => {
     const fields = stat(pid)
     try {
-      return alive(pid) && fields?.[1] === String(parent) && fields[3] === String(pid) && fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("armed=")
+      return alive(pid) && fields?.[1] === String(parent) && fields[3] === String(pid) && fs.readFileSync(`${PROC}/${pid}/cmdline`, "utf8").includes("armed=")
     } catch {
       return false
     }
@@ -397,10 +398,10 @@ describe("what runs, through the runner", () => {
         expect({ command, output: yield* outputOf(command) }).toEqual({ command, output: yield* direct(command) })
       }
       // Only stdin, stdout and stderr are open (3 is the directory ls reads: bash execs it); stdin is /dev/null.
-      expect(yield* outputOf("ls /proc/$$/fd")).toBe("0\n1\n2\n3\n")
-      expect(yield* outputOf("readlink /proc/$$/fd/0")).toBe("/dev/null\n")
+      expect(yield* outputOf(`ls ${PROC}/$$/fd`)).toBe("0\n1\n2\n3\n")
+      expect(yield* outputOf(`readlink ${PROC}/$$/fd/0`)).toBe("/dev/null\n")
       // A group of its own, led by the command's bash, in a session of its own without a terminal: not Mino's.
-      const own = "read -r _ _ _ p g s t _ < /proc/$$/stat; read -r _ _ _ _ _ ms _ < /proc/$p/stat; [ $g = $$ ] && [ $s != $ms ] && [ $t = 0 ] && echo own group"
+      const own = `read -r _ _ _ p g s t _ < ${PROC}/$$/stat; read -r _ _ _ _ _ ms _ < ${PROC}/$p/stat; [ $g = $$ ] && [ $s != $ms ] && [ $t = 0 ] && echo own group`
       expect(yield* outputOf(own)).toBe("own group\n")
       // And the environment is the documented one, plus what bash itself sets.
       const names = ((yield* outputOf("env")) ?? "").trimEnd().split("\n").map((line) => line.slice(0, line.indexOf("="))).sort()
@@ -457,7 +458,7 @@ describe("the report of a command's end", () => {
   it.live("one lifeline runs 100 commands: Mino keeps none of their descriptors, and the watcher none of their sleepers", () =>
     Effect.scoped(Effect.gen(function*() {
       const runner = yield* BashRunner
-      const count = "ls /proc/$PPID/fd | wc -l"
+      const count = `ls ${PROC}/$PPID/fd | wc -l`
       const first = yield* runner.run(operation(count))
       for (let i = 0; i < 98; i++) yield* runner.run(operation("true"))
       const last = yield* runner.run(operation(count))

@@ -8,6 +8,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import { PROC } from "../support/Proc.js"
 import * as Effect from "effect/Effect"
 import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import { isObject } from "../../src/protocol/ResponseItem.js"
@@ -160,7 +161,7 @@ describe("a gateway's header (MINO_HEADERS)", () => {
     Effect.gen(function*() {
       const box = yield* sandbox
       // Mino's own /proc/<pid>/environ, as any command running with the user's uid can read it.
-      const readBack = "tr '\\0' '\\n' < /proc/$PPID/environ | grep '^MINO_HEADERS='"
+      const readBack = `tr '\\0' '\\n' < ${PROC}/$PPID/environ | grep '^MINO_HEADERS='`
       const server = yield* scriptedServer([
         ResponsesServer.toolCallResponse([bashCall("call_env_1", readBack)]),
         ResponsesServer.textResponse("I saw it.")

@@ -7,6 +7,7 @@ import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import { PROC } from "../support/Proc.js"
 import * as Effect from "effect/Effect"
 import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import {
@@ -31,17 +32,17 @@ import type * as Pty from "../support/Pty.js"
 const MINO = "$PPID"
 
 /** Kills Mino's lifeline watcher, as a command can: Mino's child that runs the watcher script (the command's own text names it too). */
-const KILL_WATCHER = "for p in $(ps -o pid= --ppid $PPID); do [ $p != $$ ] && grep -q armed= /proc/$p/cmdline 2>/dev/null && kill -9 $p; done"
+const KILL_WATCHER = `for s in ${PROC}/[0-9]*/stat; do read -r p _ _ pp _ < $s 2>/dev/null || continue; [ "$pp" = "$PPID" ] && [ $p != $$ ] && grep -q armed= ${PROC}/$p/cmdline 2>/dev/null && kill -9 $p; done`
 
 /** Asks for the command, approves it, and waits until its group has `members` live processes (armed: it runs only once armed). */
 const runApproved = (box: Sandbox, mino: Pty.Pty, members: number) => approvedGroup(box, mino, "Run it.", members)
 
 /** Live processes whose working directory is `dir`: the commands a Mino started there (Mino itself excluded). */
 const processesIn = (dir: string, except: number): ReadonlyArray<number> =>
-  fs.readdirSync("/proc").filter((name) => /^\d+$/.test(name) && Number(name) !== except).flatMap((name) => {
+  fs.readdirSync(PROC).filter((name) => /^\d+$/.test(name) && Number(name) !== except).flatMap((name) => {
     try {
-      if (fs.readlinkSync(`/proc/${name}/cwd`) !== dir) return []
-      const stat = fs.readFileSync(`/proc/${name}/stat`, "utf8")
+      if (fs.readlinkSync(`${PROC}/${name}/cwd`) !== dir) return []
+      const stat = fs.readFileSync(`${PROC}/${name}/stat`, "utf8")
       return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z") ? [] : [Number(name)]
     } catch {
       return [] // it exited while we looked, or is not ours to read
@@ -51,7 +52,7 @@ const processesIn = (dir: string, except: number): ReadonlyArray<number> =>
 /** Whether a process has ended (gone, or a zombie awaiting its parent). */
 const ended = (pid: number): boolean => {
   try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    const stat = fs.readFileSync(`${PROC}/${pid}/stat`, "utf8")
     return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")
   } catch {
     return true

@@ -343,7 +343,7 @@ describe("BashRunner: the deadline and the group kill", () => {
     Effect.gen(function* () {
       // setsid puts sleep beyond the group kill: Mino cannot stop it, only stop waiting for it.
       // bash waits until the child has really left its group, so the exit-time kill cannot race it.
-      const command = "setsid sleep 30 & p=$!; while [ \"$(ps -o pgid= -p $p | tr -d ' ')\" = $$ ]; do sleep 0.01; done; echo $p"
+      const command = `setsid sleep 30 & p=$!; while read -r _ _ _ _ g _ < ${PROC}/$p/stat && [ "$g" = $$ ]; do sleep 0.01; done; echo $p`
       const { elapsedMs, value: result } = yield* timed(run(operation(command)))
       const escaped = firstLinePid(result.output)
       yield* Effect.addFinalizer(() => Effect.sync(() => process.kill(escaped, "SIGKILL")))

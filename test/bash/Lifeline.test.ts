@@ -200,14 +200,15 @@ for (const shell of SHELLS) {
         const [a, b, c] = [group(), group(), group()]
         const startedAt = performance.now()
         const ends = [a, b, c].map((child) => Effect.runFork(Effect.map(exited(child), (status) => ({ ...status, atMs: performance.now() - startedAt }))))
-        watcher.stdin?.write(`arm ${a.pid} 400\narm ${b.pid} 400\nbogus\narm 0 5\narm -1 5\narm 1 x\n\narm ${c.pid} 30000\n`)
+        // b's deadline is far enough that its disarm is read first even when a slow shell (posh runs /bin/kill) is behind on a loaded machine.
+        watcher.stdin?.write(`arm ${a.pid} 400\narm ${b.pid} 2500\nbogus\narm 0 5\narm -1 5\narm 1 x\n\narm ${c.pid} 30000\n`)
         watcher.stdin?.write(`disarm ${b.pid}\n`)
         const ended = yield* Effect.promise(() => Effect.runPromise(ends[0]!.await))
         expect(ended._tag === "Success" && ended.value.signal).toBe("SIGKILL")
         expect(ended._tag === "Success" && ended.value.atMs).toBeGreaterThanOrEqual(400)
         watcher.stdin?.write(`disarm ${a.pid}\n`)
         // Well past b's deadline: disarmed, it lives.
-        yield* sleep(1_000)
+        yield* sleep(Math.max(1_000, 3_500 - (performance.now() - startedAt)))
         expect([alive(b.pid!), alive(c.pid!), alive(watcher.pid!)]).toEqual([true, true, true])
         // Both disarmed sleepers are reaped, not left as zombies; c's sleeper is the watcher's only child.
         yield* until("the disarmed sleepers to be reaped", 5_000, () => zombiesOf(watcher.pid!).length === 0)
@@ -472,7 +473,7 @@ describe("the report of a command's end", () => {
       // 9.876 s: a sleep no other test runs. Its sleeper kills the group whenever the sleep ends but by a disarm.
       const started = Date.now()
       const [result] = yield* Effect.scoped(Effect.flatMap(BashRunner, (runner) =>
-        Effect.map(runner.run({ ...operation("echo before; pkill -f -x '/bin/sleep 9.876'; sleep 20"), timeoutMs: 9_876 }), (result) => [result])
+        Effect.map(runner.run({ ...operation(`echo before; for f in ${PROC}/[0-9]*/cmdline; do [ "$(tr '\\0' ' ' < $f 2>/dev/null)" = '/bin/sleep 9.876 ' ] && p=\${f%/cmdline} && kill \${p##*/}; done; sleep 20`), timeoutMs: 9_876 }), (result) => [result])
       )).pipe(Effect.provide(BashRunner.layer), Effect.provide(Secrets.Secrets.layerNone))
       expect(Date.now() - started).toBeLessThan(9_000)
       expect(result).toEqual({ status: "failed", output: "before\n[terminated by signal SIGKILL]", signal: "SIGKILL" })

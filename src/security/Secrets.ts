@@ -55,7 +55,7 @@ export interface SecretsShape {
   readonly redactCut: (text: string) => string
   /** Whether `text` holds the key. */
   readonly contains: (text: string) => boolean
-  /** Whether JSON text holds the key, as written or once its escapes are decoded (`\u0073k-…`). */
+  /** Whether text holds the key, as written or once JSON escapes in it are decoded, wherever they stand (`\u0073k-…`). */
   readonly inJson: (text: string) => boolean
   /** How many characters at the end of streamed `text` could begin the key: hold them back until more arrives. */
   readonly heldBack: (text: string) => number
@@ -129,30 +129,37 @@ export const heldBack = (text: string, secrets: ReadonlyArray<string>): number =
 export const contains = (text: string, secrets: ReadonlyArray<string>): boolean =>
   effective(secrets).some((secret) => text.includes(secret))
 
+/** One JSON escape (`\u0073`, `\"`, `\\`, `\/`, `\n`...), decoded. */
+const JSON_ESCAPE = /\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))/g
+const SIMPLE_ESCAPES: Readonly<Record<string, string>> = { "\"": "\"", "\\": "\\", "/": "/", b: "\b", f: "\f", n: "\n", r: "\r", t: "\t" }
+const decodeEscape = (_: string, hex: string | undefined, simple: string | undefined): string =>
+  hex !== undefined ? String.fromCharCode(parseInt(hex, 16)) : SIMPLE_ESCAPES[simple ?? ""] ?? ""
+
 /**
- * Whether JSON text holds a secret as written or once its escapes are decoded
- * (`\u0073k-…` spells `sk-…`): every string in it, keys included, is checked.
+ * `text` with JSON's escapes decoded wherever they stand, in every reading that
+ * could spell a secret: left to right as JSON reads them, again for text escaped
+ * more than once (JSON inside a JSON string), and each `\uXXXX` alone (after a
+ * backslash that JSON would read as escaped itself).
  */
-export const inJson = (text: string, secrets: ReadonlyArray<string>): boolean => {
-  if (effective(secrets).length === 0) return false
-  if (contains(text, secrets)) return true
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch {
-    return false
+const decodings = (text: string): ReadonlyArray<string> => {
+  const found: Array<string> = []
+  let current = text
+  // Each decoding shortens the text, so this ends; a few rounds cover any real nesting.
+  for (let round = 0; round < 8 && current.includes("\\"); round++) {
+    const next = current.replace(JSON_ESCAPE, decodeEscape)
+    if (next === current) break
+    found.push(next)
+    current = next
   }
-  const strings: Array<string> = []
-  const walk = (value: unknown): void => {
-    if (typeof value === "string") strings.push(value)
-    else if (Array.isArray(value)) value.forEach(walk)
-    else if (typeof value === "object" && value !== null) {
-      for (const [key, inner] of Object.entries(value)) {
-        strings.push(key)
-        walk(inner)
-      }
-    }
-  }
-  walk(parsed)
-  return strings.some((value) => contains(value, secrets))
+  if (text.includes("\\u")) found.push(text.replace(/\\u([0-9a-fA-F]{4})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))))
+  return found
 }
+
+/**
+ * Whether text holds a secret as written or once JSON's escapes in it are decoded
+ * (`\u0073k-…` spells `sk-…`), wherever they stand: the text need not be JSON (an
+ * `AGENTS.md` with the key pasted from a JSON configuration). For JSON text this
+ * covers every string in it, keys included: each is a stretch of the decoded text.
+ */
+export const inJson = (text: string, secrets: ReadonlyArray<string>): boolean =>
+  effective(secrets).length > 0 && (contains(text, secrets) || decodings(text).some((decoded) => contains(decoded, secrets)))

@@ -175,8 +175,11 @@ const make = (config: AgentConfig) =>
           Effect.onInterrupt(() => Effect.ignore(Effect.zipRight(Fiber.interrupt(running), Effect.suspend(() => close(interruption())))))
         )
         if (Exit.isSuccess(exit)) {
-          // A turn_end holds nothing a secret or a cap could reject.
-          yield* Effect.uninterruptible(store.append({ type: "turn_end", turn_id: turnId, status: "completed" }).pipe(Effect.orDie))
+          // A save point like any other: a failed write or sync is the typed SessionWriteError that stops
+          // the chat (a turn_end holds nothing a secret or a cap could reject, so no RecordRejected).
+          yield* Effect.uninterruptible(store.append({ type: "turn_end", turn_id: turnId, status: "completed" })).pipe(
+            Effect.catchTag("RecordRejected", (e) => Effect.dieMessage(`a turn_end was refused: ${e.message}`))
+          )
           return yield* end("completed")
         }
         const failure = Cause.failureOption(exit.cause)

@@ -184,9 +184,18 @@ const open = (options: SessionOptions) =>
         yield* Scope.close(firstOpen, Exit.void)
         fd = yield* openFile
       }
-      size = Fs.fstatSync(fd).size
+      const reopened = fd
+      size = yield* Effect.try({
+        try: () => Fs.fstatSync(reopened).size,
+        catch: (error) => new SessionOpenError({ path, message: `cannot read the session file ${SessionDirectory.show(path)}: ${fromThrown(error).line}` })
+      })
     }
-    if (size === 0) SessionDirectory.syncDirectory(dir)
+    if (size === 0) {
+      yield* Effect.try({
+        try: () => SessionDirectory.syncDirectory(dir),
+        catch: (error) => new SessionOpenError({ path, message: `cannot save the session directory ${SessionDirectory.show(dir)}: ${fromThrown(error).line}` })
+      })
+    }
 
     const durable = DurableFile.make(disk, { fd, path }, size)
     const readRecords = () => {

@@ -151,9 +151,14 @@ const make = (config: AgentConfig) =>
             const before = yield* saved
             const response = yield* unlessStopped(request(before.items, emit))
             const batch = validate(response.output, before.callIds)
+            // Validated, then saved (chapter 3 §4.1): a response the Agent refuses is no model_response;
+            // the turn_end that fails the turn says why.
+            if (Either.isLeft(batch)) {
+              yield* emit({ _tag: "ModelResponded" })
+              return yield* new TurnStop({ status: "failed", reason: `invalid response: ${batch.left}` })
+            }
             yield* save({ type: "model_response", turn_id: turnId, response_id: response.id, output: response.output })
             yield* emit({ _tag: "ModelResponded" })
-            if (Either.isLeft(batch)) return yield* new TurnStop({ status: "failed", reason: `invalid response: ${batch.left}` })
             if (batch.right.length === 0) return
             // Every call of an accepted batch counts, whether it ran, was denied or was invalid.
             const refusal = batchRefusal(before.requests + 1, before.callIds.size, batch.right.length)

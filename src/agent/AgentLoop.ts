@@ -32,6 +32,7 @@ import { type CompletedResponse, ModelClient } from "../model/ModelClient.js"
 import type { OpenTurn } from "../session/conversation/ConversationState.js"
 import type { SessionRecord, TurnStatus } from "../session/records/Records.js"
 import { SessionStore } from "../session/SessionStore.js"
+import { Secrets, streamRedactor } from "../security/Secrets.js"
 import type { Closing } from "../session/conversation/TurnClosing.js"
 import { freeze } from "../tools/Tool.js"
 import { ToolRegistry } from "../tools/ToolRegistry.js"
@@ -78,6 +79,8 @@ const emptyTurn = (turnId: string): OpenTurn => ({ turnId, items: [], callIds: n
 const make = (config: AgentConfig) =>
   Effect.gen(function*() {
     const model = yield* ModelClient
+    // What the Agent tells the screen is redacted here, raw, before anything escapes it for display.
+    const secrets = yield* Secrets
     const store = yield* SessionStore
     const tools = yield* ToolRegistry
     const approver = yield* Approver
@@ -108,7 +111,8 @@ const make = (config: AgentConfig) =>
 
         const end = (status: TurnStatus, reason?: string) =>
           Effect.gen(function*() {
-            const why = reason === undefined ? {} : { reason }
+            // A reason can quote the model (a call id, an item type): redacted as it is, before it is shown.
+            const why = reason === undefined ? {} : { reason: secrets.redact(reason) }
             yield* emit({ _tag: "TurnEnded", status, ...why })
             return { turnId, status, ...why } satisfies TurnOutcome
           })
@@ -212,18 +216,34 @@ const make = (config: AgentConfig) =>
           withoutReasoningBefore,
           tools: tools.definitions
         })
-        // Text is shown as it streams; only the completed response is acted on.
+        // Text is shown as it streams, redacted as it streams: a piece that could begin the key waits
+        // for the next (or the item's end); only the completed response is acted on.
+        const text = streamRedactor(secrets)
+        let heldFor: { readonly item?: string; readonly refusal?: boolean } | undefined
+        const flush = Effect.suspend(() => {
+          const rest = text.flush()
+          const at = heldFor
+          heldFor = undefined
+          return rest.length > 0 && at !== undefined ? emit({ _tag: "TextDelta", ...at, text: rest }) : Effect.void
+        })
         const completed = yield* Stream.runFoldEffect(events, Option.none<CompletedResponse>(), (done, event) => {
           switch (event._tag) {
-            case "TextDelta":
-              return Effect.as(emit(event), done)
+            case "TextDelta": {
+              const { _tag, text: piece, ...at } = event
+              const before = heldFor !== undefined && (heldFor.item !== at.item || heldFor.refusal !== at.refusal) ? flush : Effect.void
+              return Effect.zipRight(before, Effect.suspend(() => {
+                heldFor = at
+                const shown = text.push(piece)
+                return Effect.as(shown.length > 0 ? emit({ _tag, ...at, text: shown }) : Effect.void, done)
+              }))
+            }
             case "Retrying":
-              return Effect.as(emit({ _tag: "ModelRetrying", message: event.message }), done)
+              return Effect.as(emit({ _tag: "ModelRetrying", message: secrets.redact(event.message) }), done)
             case "Adapted":
               if (event.adaptation === "without_earlier_reasoning") withoutReasoningBefore = sentTurns
-              return Effect.as(emit({ _tag: "ModelAdapted", message: event.message }), done)
+              return Effect.as(emit({ _tag: "ModelAdapted", message: secrets.redact(event.message) }), done)
             case "Completed":
-              return Effect.succeed(Option.some(event.response))
+              return Effect.as(flush, Option.some(event.response))
           }
         })
         return yield* Option.match(completed, {

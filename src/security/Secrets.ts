@@ -163,3 +163,58 @@ const decodings = (text: string): ReadonlyArray<string> => {
  */
 export const inJson = (text: string, secrets: ReadonlyArray<string>): boolean =>
   effective(secrets).length > 0 && (contains(text, secrets) || decodings(text).some((decoded) => contains(decoded, secrets)))
+
+/**
+ * `value` (parsed JSON: a record, an output item) with `redact` applied to every
+ * string in it, object keys included, before it is encoded: the key is found in
+ * the raw strings, whatever characters it holds, not in their JSON escapes (where
+ * a `"`, `\` or tab in it reads `\"`, `\\`, `\t`). What holds no key is returned
+ * as it is, not copied.
+ */
+export const redactStrings = <A>(value: A, redact: (text: string) => string): A => {
+  const walk = (current: unknown): unknown => {
+    if (typeof current === "string") return redact(current)
+    if (typeof current !== "object" || current === null) return current
+    if (Array.isArray(current)) {
+      let copy: Array<unknown> | undefined
+      current.forEach((item, index) => {
+        const clean = walk(item)
+        if (clean !== item) (copy ??= current.slice())[index] = clean
+      })
+      return copy ?? current
+    }
+    const entries = Object.entries(current)
+    let changed = false
+    const cleaned = entries.map(([key, item]): [string, unknown] => {
+      const [cleanKey, clean] = [redact(key), walk(item)]
+      if (cleanKey !== key || clean !== item) changed = true
+      return [cleanKey, clean]
+    })
+    // fromEntries defines own properties: a "__proto__" key stays a key, as JSON.parse made it.
+    return changed ? Object.fromEntries(cleaned) : current
+  }
+  return walk(value) as A
+}
+
+/**
+ * Streamed text redacted as it comes, before anything escapes it for the screen:
+ * `push` returns what may be shown now, keeping back a tail that could begin the
+ * key until the next piece shows what follows; `flush` returns that tail when the
+ * text ends.
+ */
+export const streamRedactor = (secrets: Pick<SecretsShape, "redact" | "heldBack">) => {
+  let held = ""
+  return {
+    push: (text: string): string => {
+      const combined = secrets.redact(held + text)
+      const keep = secrets.heldBack(combined)
+      held = combined.slice(combined.length - keep)
+      return combined.slice(0, combined.length - keep)
+    },
+    flush: (): string => {
+      const rest = held
+      held = ""
+      return rest
+    }
+  }
+}

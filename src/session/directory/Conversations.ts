@@ -281,7 +281,8 @@ export const take = (options: TakeOptions): Effect.Effect<Taken, SessionHomeErro
       const taken: Taken = { ...chosen, dir, path: pathOf(dir, chosen.id) }
       yield* lock(lockPath(dir, taken.id), {}, () => busy(taken, options)).pipe(Scope.extend(session))
       if (taken.created) {
-        const line = options.redact(headerLine(cwd, options.now.toISOString()))
+        // The directory's name redacted as itself, before JSON escapes it; then the line once more.
+        const line = options.redact(headerLine(options.redact(cwd), options.now.toISOString()))
         yield* Either.mapLeft(create(taken, line), (message) => new SessionOpenError({ path: taken.path, message }))
       }
       return taken

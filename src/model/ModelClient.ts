@@ -33,7 +33,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Redacted from "effect/Redacted"
-import { Secrets } from "../security/Secrets.js"
+import { REDACTED, Secrets } from "../security/Secrets.js"
 import * as Adaptation from "./Adaptation.js"
 import * as Endpoint from "./Endpoint.js"
 import * as ErrorBody from "./ErrorBody.js"
@@ -238,7 +238,10 @@ const make = (config: ModelClientConfig) =>
           // The SDK keeps only an error body's `error` key; keep the text for what it said otherwise.
           // Redacted before anything reads it (the SDK too), and where the cap cut it.
           const body = await readCapped(response, ERROR_BODY_LIMIT).catch(() => ({ text: "", cut: false }))
-          const text = body.cut ? secrets.redactCut(body.text) : secrets.redact(body.text)
+          const redacted = body.cut ? secrets.redactCut(body.text) : secrets.redact(body.text)
+          // A body that still spells the key once its JSON escapes are read (`sk-a\"b`, `\u0073k-`, in
+          // JSON the SDK cannot parse, or cut) cannot be shown in part: none of it is.
+          const text = secrets.inJson(redacted) ? REDACTED : redacted
           const copy = new Response(text, { status: response.status, statusText: response.statusText, headers: response.headers })
           errorBodies.set(copy.headers, text)
           return copy

@@ -135,11 +135,17 @@ const SIMPLE_ESCAPES: Readonly<Record<string, string>> = { "\"": "\"", "\\": "\\
 const decodeEscape = (_: string, hex: string | undefined, simple: string | undefined): string =>
   hex !== undefined ? String.fromCharCode(parseInt(hex, 16)) : SIMPLE_ESCAPES[simple ?? ""] ?? ""
 
+const ESCAPE_ALONE = /\\(?:u([0-9a-fA-F]{4})|u\{([0-9a-fA-F]{1,6})\}|x([0-9a-fA-F]{2}))/g
+const decodeAlone = (whole: string, unit: string | undefined, point: string | undefined, byte: string | undefined): string => {
+  const code = parseInt(unit ?? point ?? byte ?? "", 16)
+  return code <= 0x10ffff ? String.fromCodePoint(code) : whole
+}
+
 /**
  * `text` with JSON's escapes decoded wherever they stand, in every reading that
  * could spell a secret: left to right as JSON reads them, again for text escaped
- * more than once (JSON inside a JSON string), and each `\uXXXX` alone (after a
- * backslash that JSON would read as escaped itself).
+ * more than once (JSON inside a JSON string), and each `\uXXXX`, `\u{…}` or `\xHH`
+ * alone (after a backslash that JSON would read as escaped itself).
  */
 const decodings = (text: string): ReadonlyArray<string> => {
   const found: Array<string> = []
@@ -151,7 +157,8 @@ const decodings = (text: string): ReadonlyArray<string> => {
     found.push(next)
     current = next
   }
-  if (text.includes("\\u")) found.push(text.replace(/\\u([0-9a-fA-F]{4})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))))
+  // Each escape alone, JSON's `\uXXXX` and JavaScript's (and a shell's `printf`) `\xHH` and `\u{H…}` too.
+  if (/\\[ux]/.test(text)) found.push(text.replace(ESCAPE_ALONE, decodeAlone))
   return found
 }
 

@@ -35,6 +35,9 @@ import type { Texts } from "../TextList.js"
 
 export { ConversationNotFound, SessionBusy, SessionHomeError, SessionOpenError, SessionWriteError }
 
+/** A turn's reason when the one given could not be saved (it held the key in a form that cannot be taken out). */
+export const UNSAVED_REASON = "the reason could not be saved"
+
 /** A record that cannot be saved (too deep, too large): the turn fails, the file is unchanged. */
 export class RecordRejected extends Schema.TaggedError<RecordRejected>()("RecordRejected", {
   message: Schema.String
@@ -253,8 +256,11 @@ const assemble = (
       const time = yield* stamp
       const lines: Array<string> = []
       for (const record of closingRecords(turn, closing)) {
-        // Closing records hold nothing a secret or a cap could reject.
-        lines.push(yield* Effect.orDie(line(record, time)))
+        // Closing records hold Mino's own words, but a turn_end's reason can quote the model (a call id):
+        // one that cannot be saved as it is gives way to a reason that can, so the turn is still closed.
+        const encoded = Either.orElse(line(record, time), () =>
+          record.type === "turn_end" ? line({ ...record, reason: UNSAVED_REASON }, time) : line(record, time))
+        lines.push(yield* Effect.orDie(encoded))
       }
       yield* commitAll(lines)
     })

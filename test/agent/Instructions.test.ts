@@ -103,6 +103,9 @@ describe("Instructions", () => {
         `key = ${escapeEach(KEY)}\n`,
         // A backslash JSON would read as escaped itself, before the escape.
         `path C:\\\\u0073k${KEY.slice(2)}\n`,
+        // JavaScript's and a shell printf's escapes: `\x73`, `\u{73}`.
+        `printf '\\x73k${KEY.slice(2)}'\n`,
+        `const key = "\\u{73}k${KEY.slice(2)}"\n`,
         // Upper-case hex, and escapes for characters in the middle.
         `k: \\u0073k-${KEY.slice(3, 10)}\\u${KEY.charCodeAt(10).toString(16).toUpperCase().padStart(4, "0")}${KEY.slice(11)}\n`
       ]

@@ -21,7 +21,7 @@ import * as Secrets from "../../src/security/Secrets.js"
 import { encode, type SessionRecord } from "../../src/session/records/Records.js"
 import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import * as EchoTool from "../support/EchoTool.js"
-import { agentLayer, scriptedModel, sessionFile, tempDir } from "../support/Harness.js"
+import { agentLayer, scriptedModel, sessionFile, tempDir, turn, withAgent } from "../support/Harness.js"
 import * as Screen from "../support/Screen.js"
 import { cutAt, textInPieces } from "./Streams.js"
 
@@ -113,6 +113,34 @@ describe("the key is redacted as a value, whatever characters it holds", () => {
     )
     console.log(`keys over JSON-escaped, screen-escaped and multi-byte characters, echoed in text, arguments and reasoning: ${runs} chats, no leak`)
   }, 180_000)
+
+  it("an error body holding the key JSON-escaped, in JSON the SDK cannot read or escaped on purpose, is not shown or saved in any form", async () => {
+    let runs = 0
+    await fc.assert(
+      fc.asyncProperty(keyArb([...JSON_ESCAPED, ...SCREEN_ESCAPED, ...MULTI_BYTE].filter(sendable)), fc.nat(3), async (key, shape) => {
+        const escapedEach = [...key].map((char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`).join("")
+        const bodies = [
+          // Torn JSON: the SDK cannot parse it, so its text would be shown as it is.
+          `{"error": {"message": "Incorrect API key provided: ${JSON.stringify(key).slice(1, -1)}`,
+          `Bad key ${escapedEach} (as JSON escapes)`,
+          `{"error": {"message": "key ${JSON.stringify(key).slice(1, -1)} refused", "type": "x"}}`,
+          `<html>${JSON.stringify(key)}</html>`
+        ]
+        const home = tempDir("secret-error-body")
+        const outcome = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+          const model = yield* scriptedModel([{ status: 401, body: null, raw: bodies[shape]! }])
+          return yield* withAgent({ home, url: model.url, apiKey: key, tools: [] }, turn("hello"))
+        })))
+        expect(outcome.outcome.status).toBe("failed")
+        expect(outcome.outcome.reason).toMatch(/^model request failed: HTTP 401/)
+        const file = Fs.readFileSync(sessionFile(home)!, "utf8")
+        expect([...leaks("reason", outcome.outcome.reason ?? "", key), ...leaks("session file", file, key)], JSON.stringify([key, shape])).toEqual([])
+        runs++
+      }),
+      { numRuns: 40 }
+    )
+    console.log(`error bodies holding the key in JSON escapes: ${runs}, none shown or saved`)
+  }, 120_000)
 
   it("every key, sendable or not: a record holding it encodes without it in any form; streamed in any pieces, it is never shown", () => {
     const records = (key: string): ReadonlyArray<SessionRecord> => [

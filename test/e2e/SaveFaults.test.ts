@@ -45,9 +45,12 @@ describe.runIf(strace)("a failed fsync of the built mino", () => {
       const clean = yield* traced(probe, server.url, ["-y", "-e", "trace=fsync", "-o", log])
       expect(clean.code).toBe(0)
       expect(recordSummary(sessionRecords(probe))).toEqual(SAVES)
-      const main = fs.readFileSync(log, "utf8").split("\n").filter((line) => /^\d+ fsync\(/.test(line))
-      const pid = main[0]!.split(" ")[0]
-      const ours = main.filter((line) => line.startsWith(`${pid} `))
+      // strace pads the pid column: `812  fsync(...`, `12297 fsync(...`.
+      const fsyncs = fs.readFileSync(log, "utf8").split("\n").flatMap((line) => {
+        const match = /^(\d+)\s+fsync\(/.exec(line)
+        return match === null ? [] : [{ pid: match[1], line }]
+      })
+      const ours = fsyncs.filter((call) => call.pid === fsyncs[0]?.pid).map((call) => call.line)
       // The session file's fsyncs: its header's first, then one per save.
       const saves = ours.flatMap((line, index) => /\.jsonl>\)/.test(line) ? [index + 1] : []).slice(1)
       expect(saves).toHaveLength(SAVES.length)

@@ -2,7 +2,8 @@
  * The built `mino` when the disk fails a save: each fsync of a turn's records
  * made to fail with EIO by strace's fault injection, in turn. Each stops the
  * chat with one line naming the session file and the errno (never "unexpected
- * error" and a stack), exit 1; and the next start closes the turn and goes on.
+ * error" and a stack), exit 1; a start whose closing of the open turn fails says
+ * so in one line too; and the next start closes the turn and goes on.
  */
 import { execFile, execFileSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -66,6 +67,15 @@ describe.runIf(strace)("a failed fsync of the built mino", () => {
         // The failed save was taken back: the saves before it, whole.
         expect(recordSummary(sessionRecords(box)), what).toEqual(SAVES.slice(0, n))
         expect(fs.existsSync(path.join(box.cwd, "ran-marker")), what).toBe(false)
+
+        // A start whose own save (closing the open turn) fails: one line, the file as it was.
+        if (n > 0) {
+          const before = fs.readFileSync(file!, "utf8")
+          const failed = yield* traced(box, model.url, ["-o", "/dev/null", "-P", file!, "-e", "trace=fsync", "-e", "inject=fsync:error=EIO"])
+          expect(failed.stderr, what).toBe(`mino: cannot save the session to ${file}: EIO (i/o error, fsync)\n`)
+          expect(failed.code, what).toBe(1)
+          expect(fs.readFileSync(file!, "utf8"), what).toBe(before)
+        }
 
         // The next start closes the turn (when one was open) and answers.
         const next = yield* runPlain([], environment(box, model.url), box.cwd, "again\n")

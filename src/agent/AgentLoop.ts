@@ -220,12 +220,13 @@ const make = (config: AgentConfig) =>
         // for the next (or the item's end); only the completed response is acted on.
         const text = streamRedactor(secrets)
         let heldFor: { readonly item?: string; readonly refusal?: boolean } | undefined
-        const flush = Effect.suspend(() => {
-          const rest = text.flush()
+        const flushWith = (ending: (rest: string) => string) => Effect.suspend(() => {
+          const rest = ending(text.flush())
           const at = heldFor
           heldFor = undefined
           return rest.length > 0 && at !== undefined ? emit({ _tag: "TextDelta", ...at, text: rest }) : Effect.void
         })
+        const flush = flushWith((rest) => rest)
         const completed = yield* Stream.runFoldEffect(events, Option.none<CompletedResponse>(), (done, event) => {
           switch (event._tag) {
             case "TextDelta": {
@@ -245,7 +246,11 @@ const make = (config: AgentConfig) =>
             case "Completed":
               return Effect.as(flush, Option.some(event.response))
           }
-        })
+        }).pipe(
+          // A stream that fails or is stopped still shows the text it held back, by the rule for a cut
+          // (Secrets.redactCut): a beginning of the key of 4 or more characters is redacted.
+          Effect.ensuring(flushWith(secrets.redactCut))
+        )
         return yield* Option.match(completed, {
           onNone: () => Effect.fail(new TurnStop({ status: "failed", reason: "the model stream ended without response.completed" })),
           onSome: Effect.succeed

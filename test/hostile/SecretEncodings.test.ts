@@ -142,6 +142,30 @@ describe("the key is redacted as a value, whatever characters it holds", () => {
     console.log(`error bodies holding the key in JSON escapes: ${runs}, none shown or saved`)
   }, 120_000)
 
+  it.scopedLive("a stream that drops inside the key shows none of its beginning (4 characters or more) on the screen, whatever the cut", () =>
+    Effect.gen(function*() {
+      const key = "sk-drop-\"\u00ad-0123456789"
+      let cases = 0
+      for (let cut = 1; cut < key.length; cut++) {
+        const steps = textInPieces(["Here it is: ", key.slice(0, cut), key.slice(cut)])
+        // Everything up to the delta that ends inside the key, then the connection drops.
+        const at = steps.findIndex((step) => typeof step === "object" && "delta" in step && step.delta === key.slice(0, cut))
+        const server = yield* scriptedModel([[...steps.slice(0, at + 1), { delay: 1 }, "drop"], ResponsesServer.textResponse("Fine.")])
+        const screen = Screen.make(["first", "second"], { interactive: true, apiKey: key })
+        const layer = agentLayer({ home: tempDir("secret-drop"), url: server.url, apiKey: key, tools: [], approver: Approver.layer }).pipe(
+          Layer.provideMerge(screen.layer)
+        )
+        yield* Effect.scoped(Effect.provide(Gateway.run({ banner: "BANNER" }), layer))
+        const shown = screen.screen()
+        expect(shown, `cut at ${cut}`).toContain("Here it is: ")
+        expect(shown, `cut at ${cut}`).toContain("Turn failed: ")
+        const longest = cut >= Secrets.MIN_PREFIX ? [key.slice(0, Secrets.MIN_PREFIX)] : []
+        expect([...longest, ...forms(key)].filter((form) => shown.includes(form)), `cut at ${cut}`).toEqual([])
+        cases++
+      }
+      console.log(`a stream dropped inside the key: ${cases} cuts, no 4 characters of it shown`)
+    }), 120_000)
+
   it("every key, sendable or not: a record holding it encodes without it in any form; streamed in any pieces, it is never shown", () => {
     const records = (key: string): ReadonlyArray<SessionRecord> => [
       { type: "user_input", turn_id: "t", text: `my key ${key}, and a tab\there` },

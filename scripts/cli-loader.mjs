@@ -16,11 +16,19 @@
 // V8 rejects a cache from another V8 version or other flags, and checks only the
 // source's length, so a cache file is named after the build's content hash. A cache
 // that cannot be read or written only costs time.
+// A cache is code: V8 runs what it holds in place of the source. So the user cache is
+// read only from a file opened without following a link and, on that open file, a
+// regular file owned by this process's effective user that no group or other may
+// write, in a directory (not a link) of the same kind; it is written only into such a
+// directory, made 0700 only inside a directory the effective user owns. Another user's
+// cache, or one another user could have written, is never run: `sudo -E mino` (root,
+// with the user's HOME) neither runs nor writes the user's cache.
 // NODE_DISABLE_COMPILE_CACHE=1 turns the user cache off, as it does in later Node versions.
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, isAbsolute, join } from "node:path"
 import { Script } from "node:vm"
+import { Buffer } from "node:buffer"
 
 /** A file's source as the function V8 compiles; the build makes its cache from the same text. */
 export const wrap = (source) => `(function (exports, require, module, __filename, __dirname) {"use strict";${source}\n})`
@@ -39,9 +47,9 @@ export const start = (dir, entry, buildId) => {
     // esbuild escapes what is not ASCII, so latin1 reads a file without UTF-8 decoding.
     const source = readFileSync(filename, "latin1")
     const compile = (cachedData) => new Script(wrap(source), { filename, ...(cachedData === undefined ? {} : { cachedData }) })
-    const buildCache = () => readCache(filename.replace(/\.cjs$/, ".v8"))
+    const buildCache = () => readBuildCache(filename.replace(/\.cjs$/, ".v8"))
     const userCache = userDir === undefined ? undefined : join(userDir, `cli-${buildId}-${name.replace(/\.cjs$/, "")}-${process.version}-${process.arch}.v8`)
-    const userData = userCache === undefined ? undefined : readCache(userCache)
+    const userData = userCache === undefined ? undefined : readOwnCache(userCache)
     let script = compile(userData ?? buildCache())
     // Made under other V8 flags (NODE_OPTIONS): V8 says so before reading it, and the build's may still do.
     const userRejected = userData !== undefined && script.cachedDataRejected === true
@@ -56,6 +64,7 @@ export const start = (dir, entry, buildId) => {
   const requireFrom = (specifier) => /^\.\/[^/]+\.cjs$/.test(specifier) ? load(specifier.slice(2)) : nodeRequire(specifier)
   process.once("exit", () => {
     if (globalThis[Symbol.for("mino.configurationChecked")] !== true || userDir === undefined || unsaved.length === 0) return
+    if (!ownDirectoryMade(userDir)) return
     for (const [file, script] of unsaved) writeCache(file, script)
     removeOthers(userDir, buildId)
   })
@@ -82,7 +91,8 @@ const userCacheDirectory = () => {
   return base === undefined ? undefined : join(base, "mino")
 }
 
-const readCache = (file) => {
+/** The build's own cache, beside its code: as trusted as the code itself. */
+const readBuildCache = (file) => {
   try {
     return readFileSync(file)
   } catch {
@@ -90,15 +100,93 @@ const readCache = (file) => {
   }
 }
 
-const writeCache = (file, script) => {
+const euid = () => process.geteuid?.() ?? -1
+
+/** Owned by this process's effective user, and no group or other may write it. */
+const own = (stats) => stats.uid === euid() && (stats.mode & 0o022) === 0
+
+/** A directory itself (not a link to one) that is `own`. */
+const ownDirectory = (path) => {
   try {
-    mkdirSync(dirname(file), { recursive: true, mode: 0o700 })
-    // Written aside and renamed, so a concurrent start never reads half a cache.
-    const temporary = `${file}.${process.pid}.tmp`
-    writeFileSync(temporary, script.createCachedData(), { mode: 0o600 })
+    const stats = lstatSync(path)
+    return stats.isDirectory() && own(stats)
+  } catch {
+    return false
+  }
+}
+
+/**
+ * A user cache, read only if `own`: checked on the open file (no link followed), so
+ * what is read is what was checked, whatever is renamed meanwhile.
+ */
+const readOwnCache = (file) => {
+  if (!ownDirectory(dirname(file))) return undefined
+  let fd
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW)
+    const stats = fstatSync(fd)
+    if (!stats.isFile() || !own(stats)) return undefined
+    const data = Buffer.alloc(stats.size)
+    let read = 0
+    while (read < data.length) {
+      const count = readSync(fd, data, read, data.length - read, read)
+      if (count === 0) break
+      read += count
+    }
+    return read === data.length ? data : undefined
+  } catch {
+    return undefined
+  } finally {
+    if (fd !== undefined) closeSync(fd)
+  }
+}
+
+/**
+ * The cache directory, `own`, made (0700) if missing, but only inside a directory the
+ * effective user owns: never in one someone else does (under `sudo -E`, root's cache
+ * never lands in the user's ~/.cache).
+ */
+const ownDirectoryMade = (dir, last = true) => {
+  let stats
+  try {
+    stats = lstatSync(dir)
+  } catch {
+    stats = undefined
+  }
+  if (stats !== undefined) return stats.isDirectory() && (last ? own(stats) : stats.uid === euid())
+  const parent = dirname(dir)
+  if (parent === dir || !ownDirectoryMade(parent, false)) return false
+  try {
+    mkdirSync(dir, { mode: 0o700 })
+  } catch {
+    return false
+  }
+  return ownDirectoryMade(dir, last)
+}
+
+const writeCache = (file, script) => {
+  const temporary = `${file}.${process.pid}.tmp`
+  let fd
+  try {
+    // A new file of ours (never an existing one, never through a link), renamed into
+    // place, so a concurrent start never reads half a cache. (A crashed start's, with
+    // this pid, is removed first: the directory is ours.)
+    rmSync(temporary, { force: true })
+    fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600)
+    const data = script.createCachedData()
+    let written = 0
+    while (written < data.length) written += writeSync(fd, data, written, data.length - written)
+    closeSync(fd)
+    fd = undefined
     renameSync(temporary, file)
   } catch {
     // No cache: the next start compiles again.
+    try {
+      if (fd !== undefined) closeSync(fd)
+      rmSync(temporary, { force: true })
+    } catch {
+      // Left for a later start.
+    }
   }
 }
 

@@ -34,6 +34,7 @@ import type { OpenTurn } from "../session/conversation/ConversationState.js"
 import type { SessionWriteError } from "../session/conversation/DurableFile.js"
 import type { SessionRecord, TurnStatus } from "../session/records/Records.js"
 import { SessionStore } from "../session/SessionStore.js"
+import { Secrets, streamRedactor } from "../security/Secrets.js"
 import type { Closing } from "../session/conversation/TurnClosing.js"
 import { freeze } from "../tools/Tool.js"
 import { ToolRegistry } from "../tools/ToolRegistry.js"
@@ -121,6 +122,8 @@ interface Parts {
   readonly store: Context.Tag.Service<SessionStore>
   readonly tools: Context.Tag.Service<ToolRegistry>
   readonly approver: Context.Tag.Service<Approver>
+  /** What the Agent tells the screen is redacted here, raw, before anything escapes it for display. */
+  readonly secrets: Context.Tag.Service<Secrets>
   /**
    * How many first turns of the history go without their reasoning: set when the endpoint could
    * not use it (Adaptation.ts), to the turns sent then; later turns keep theirs.
@@ -182,20 +185,42 @@ const request = (parts: Parts, current: ReadonlyArray<ResponseItem>, emit: Emit)
       withoutReasoningBefore: reasoning.withoutBefore,
       tools: tools.definitions
     })
-    // Text is shown as it streams; only the completed response is acted on.
+    // Text is shown as it streams, redacted as it streams: a piece that could begin the key waits
+    // for the next (or the item's end); only the completed response is acted on.
+    const { secrets } = parts
+    const text = streamRedactor(secrets)
+    let heldFor: { readonly item?: string; readonly refusal?: boolean } | undefined
+    const flushWith = (ending: (rest: string) => string) => Effect.suspend(() => {
+      const rest = ending(text.flush())
+      const at = heldFor
+      heldFor = undefined
+      return rest.length > 0 && at !== undefined ? emit({ _tag: "TextDelta", ...at, text: rest }) : Effect.void
+    })
+    const flush = flushWith((rest) => rest)
     const completed = yield* Stream.runFoldEffect(events, Option.none<CompletedResponse>(), (done, event) => {
       switch (event._tag) {
-        case "TextDelta":
-          return Effect.as(emit(event), done)
+        case "TextDelta": {
+          const { _tag, text: piece, ...at } = event
+          const before = heldFor !== undefined && (heldFor.item !== at.item || heldFor.refusal !== at.refusal) ? flush : Effect.void
+          return Effect.zipRight(before, Effect.suspend(() => {
+            heldFor = at
+            const shown = text.push(piece)
+            return Effect.as(shown.length > 0 ? emit({ _tag, ...at, text: shown }) : Effect.void, done)
+          }))
+        }
         case "Retrying":
-          return Effect.as(emit({ _tag: "ModelRetrying", message: event.message }), done)
+          return Effect.as(emit({ _tag: "ModelRetrying", message: secrets.redact(event.message) }), done)
         case "Adapted":
           if (event.adaptation === "without_earlier_reasoning") reasoning.withoutBefore = sentTurns
-          return Effect.as(emit({ _tag: "ModelAdapted", message: event.message }), done)
+          return Effect.as(emit({ _tag: "ModelAdapted", message: secrets.redact(event.message) }), done)
         case "Completed":
-          return Effect.succeed(Option.some(event.response))
+          return Effect.as(flush, Option.some(event.response))
       }
-    })
+    }).pipe(
+      // A stream that fails or is stopped still shows the text it held back, by the rule for a cut
+      // (Secrets.redactCut): a beginning of the key of 4 or more characters is redacted.
+      Effect.ensuring(flushWith(secrets.redactCut))
+    )
     return yield* Option.match(completed, {
       onNone: () => Effect.fail(new TurnEndsEarly({ status: "failed", reason: "the model stream ended without response.completed" })),
       onSome: Effect.succeed
@@ -210,9 +235,14 @@ const steps = (parts: Parts, turn: Turn, input: string, saved: Effect.Effect<Ope
       const before = yield* saved
       const response = yield* unlessStopped(turn, request(parts, before.items, turn.emit))
       const batch = validate(response.output, before.callIds)
+      // Validated, then saved (chapter 3 §4.1): a response the Agent refuses is no model_response;
+      // the turn_end that fails the turn says why.
+      if (Either.isLeft(batch)) {
+        yield* turn.emit({ _tag: "ModelResponded" })
+        return yield* new TurnEndsEarly({ status: "failed", reason: `invalid response: ${batch.left}` })
+      }
       yield* turn.save(responseRecord(turn.turnId, response))
       yield* turn.emit({ _tag: "ModelResponded" })
-      if (Either.isLeft(batch)) return yield* new TurnEndsEarly({ status: "failed", reason: `invalid response: ${batch.left}` })
       if (batch.right.length === 0) return
       // Every call of an accepted batch counts, whether it ran, was denied or was invalid.
       const overLimit = batchOverLimit(before.requests + 1, before.callIds.size, batch.right.length)
@@ -237,7 +267,8 @@ const runTurn = (parts: Parts, input: string, emit: Emit, options: TurnOptions) 
 
     const end = (status: TurnStatus, reason?: string) =>
       Effect.gen(function*() {
-        const why = reason === undefined ? {} : { reason }
+        // A reason can quote the model (a call id, an item type): redacted as it is, before it is shown.
+        const why = reason === undefined ? {} : { reason: parts.secrets.redact(reason) }
         yield* emit({ _tag: "TurnEnded", status, ...why })
         return { turnId, status, ...why } satisfies TurnOutcome
       })
@@ -262,8 +293,11 @@ const runTurn = (parts: Parts, input: string, emit: Emit, options: TurnOptions) 
     const ended = howItEnded(exit, stopping.cause())
     switch (ended._tag) {
       case "Completed":
-        // A turn_end holds nothing a secret or a cap could reject.
-        yield* Effect.uninterruptible(store.append({ type: "turn_end", turn_id: turnId, status: "completed" }).pipe(Effect.orDie))
+        // A save point like any other: a failed write or sync is the typed SessionWriteError that stops
+        // the chat (a turn_end holds nothing a secret or a cap could reject, so no RecordRejected).
+        yield* Effect.uninterruptible(store.append({ type: "turn_end", turn_id: turnId, status: "completed" })).pipe(
+          Effect.catchTag("RecordRejected", (e) => Effect.dieMessage(`a turn_end was refused: ${e.message}`))
+        )
         return yield* end("completed")
       case "Closed":
         return yield* close(ended.closing)
@@ -282,6 +316,7 @@ const make = (config: AgentConfig) =>
       store: yield* SessionStore,
       tools: yield* ToolRegistry,
       approver: yield* Approver,
+      secrets: yield* Secrets,
       reasoning: { withoutBefore: 0 }
     }
     const lock = yield* Effect.makeSemaphore(1)

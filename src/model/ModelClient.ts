@@ -34,7 +34,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Redacted from "effect/Redacted"
-import { Secrets } from "../security/Secrets.js"
+import { REDACTED, redactStrings, Secrets } from "../security/Secrets.js"
 import * as Adaptation from "./Adaptation.js"
 import * as Endpoint from "./Endpoint.js"
 import * as GatewayHeaders from "./GatewayHeaders.js"
@@ -221,6 +221,21 @@ const make = (config: ModelClientConfig) =>
       })
     }
 
+    /**
+     * An error body that still spells the key once its JSON escapes are read (`sk-a\"b`, `\u0073k-`):
+     * JSON has the key taken out of its strings, as values, and is written again; a body that is
+     * not JSON (torn, cut) cannot be shown in part, so none of it is.
+     */
+    const withoutEncodedKey = (text: string): string => {
+      if (!secrets.inJson(text)) return text
+      try {
+        const again = JSON.stringify(redactStrings(JSON.parse(text), secrets.redact))
+        return secrets.inJson(again) ? REDACTED : again
+      } catch {
+        return REDACTED
+      }
+    }
+
     const start = async () => {
       const sdk = await loadSdk()
       const key = Redacted.value(secrets.apiKey)
@@ -255,7 +270,7 @@ const make = (config: ModelClientConfig) =>
           // The SDK keeps only an error body's `error` key; keep the text for what it said otherwise.
           // Redacted before anything reads it (the SDK too), and where the cap cut it.
           const body = await readCapped(response, ERROR_BODY_LIMIT).catch(() => ({ text: "", cut: false }))
-          const text = body.cut ? secrets.redactCut(body.text) : secrets.redact(body.text)
+          const text = withoutEncodedKey(body.cut ? secrets.redactCut(body.text) : secrets.redact(body.text))
           const copy = new Response(text, { status: response.status, statusText: response.statusText, headers: response.headers })
           errorBodies.set(copy.headers, text)
           return copy

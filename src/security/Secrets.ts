@@ -58,7 +58,7 @@ export interface SecretsShape {
   readonly redactCut: (text: string) => string
   /** Whether `text` holds the key. */
   readonly contains: (text: string) => boolean
-  /** Whether JSON text holds the key, as written or once its escapes are decoded (`\u0073k-…`). */
+  /** Whether text holds the key, as written or once JSON escapes in it are decoded, wherever they stand (`\u0073k-…`). */
   readonly inJson: (text: string) => boolean
   /** How many characters at the end of streamed `text` could begin the key: hold them back until more arrives. */
   readonly heldBack: (text: string) => number
@@ -141,30 +141,99 @@ export const heldBack = (text: string, secrets: ReadonlyArray<string>): number =
 export const contains = (text: string, secrets: ReadonlyArray<string>): boolean =>
   effective(secrets).some((secret) => text.includes(secret))
 
+/** One JSON escape (`\u0073`, `\"`, `\\`, `\/`, `\n`...), decoded. */
+const JSON_ESCAPE = /\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))/g
+const SIMPLE_ESCAPES: Readonly<Record<string, string>> = { "\"": "\"", "\\": "\\", "/": "/", b: "\b", f: "\f", n: "\n", r: "\r", t: "\t" }
+const decodeEscape = (_: string, hex: string | undefined, simple: string | undefined): string =>
+  hex !== undefined ? String.fromCharCode(parseInt(hex, 16)) : SIMPLE_ESCAPES[simple ?? ""] ?? ""
+
+const ESCAPE_ALONE = /\\(?:u([0-9a-fA-F]{4})|u\{([0-9a-fA-F]{1,6})\}|x([0-9a-fA-F]{2}))/g
+const decodeAlone = (whole: string, unit: string | undefined, point: string | undefined, byte: string | undefined): string => {
+  const code = parseInt(unit ?? point ?? byte ?? "", 16)
+  return code <= 0x10ffff ? String.fromCodePoint(code) : whole
+}
+
 /**
- * Whether JSON text holds a secret as written or once its escapes are decoded
- * (`\u0073k-…` spells `sk-…`): every string in it, keys included, is checked.
+ * `text` with JSON's escapes decoded wherever they stand, in every reading that
+ * could spell a secret: left to right as JSON reads them, again for text escaped
+ * more than once (JSON inside a JSON string), and each `\uXXXX`, `\u{…}` or `\xHH`
+ * alone (after a backslash that JSON would read as escaped itself).
  */
-export const inJson = (text: string, secrets: ReadonlyArray<string>): boolean => {
-  if (effective(secrets).length === 0) return false
-  if (contains(text, secrets)) return true
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch {
-    return false
+const decodings = (text: string): ReadonlyArray<string> => {
+  const found: Array<string> = []
+  let current = text
+  // Each decoding shortens the text, so this ends; a few rounds cover any real nesting.
+  for (let round = 0; round < 8 && current.includes("\\"); round++) {
+    const next = current.replace(JSON_ESCAPE, decodeEscape)
+    if (next === current) break
+    found.push(next)
+    current = next
   }
-  const strings: Array<string> = []
-  const walk = (value: unknown): void => {
-    if (typeof value === "string") strings.push(value)
-    else if (Array.isArray(value)) value.forEach(walk)
-    else if (typeof value === "object" && value !== null) {
-      for (const [key, inner] of Object.entries(value)) {
-        strings.push(key)
-        walk(inner)
-      }
+  // Each escape alone, JSON's `\uXXXX` and JavaScript's (and a shell's `printf`) `\xHH` and `\u{H…}` too.
+  if (/\\[ux]/.test(text)) found.push(text.replace(ESCAPE_ALONE, decodeAlone))
+  return found
+}
+
+/**
+ * Whether text holds a secret as written or once JSON's escapes in it are decoded
+ * (`\u0073k-…` spells `sk-…`), wherever they stand: the text need not be JSON (an
+ * `AGENTS.md` with the key pasted from a JSON configuration). For JSON text this
+ * covers every string in it, keys included: each is a stretch of the decoded text.
+ */
+export const inJson = (text: string, secrets: ReadonlyArray<string>): boolean =>
+  effective(secrets).length > 0 && (contains(text, secrets) || decodings(text).some((decoded) => contains(decoded, secrets)))
+
+/**
+ * `value` (parsed JSON: a record, an output item) with `redact` applied to every
+ * string in it, object keys included, before it is encoded: the key is found in
+ * the raw strings, whatever characters it holds, not in their JSON escapes (where
+ * a `"`, `\` or tab in it reads `\"`, `\\`, `\t`). What holds no key is returned
+ * as it is, not copied.
+ */
+export const redactStrings = <A>(value: A, redact: (text: string) => string): A => {
+  const walk = (current: unknown): unknown => {
+    if (typeof current === "string") return redact(current)
+    if (typeof current !== "object" || current === null) return current
+    if (Array.isArray(current)) {
+      let copy: Array<unknown> | undefined
+      current.forEach((item, index) => {
+        const clean = walk(item)
+        if (clean !== item) (copy ??= current.slice())[index] = clean
+      })
+      return copy ?? current
+    }
+    const entries = Object.entries(current)
+    let changed = false
+    const cleaned = entries.map(([key, item]): [string, unknown] => {
+      const [cleanKey, clean] = [redact(key), walk(item)]
+      if (cleanKey !== key || clean !== item) changed = true
+      return [cleanKey, clean]
+    })
+    // fromEntries defines own properties: a "__proto__" key stays a key, as JSON.parse made it.
+    return changed ? Object.fromEntries(cleaned) : current
+  }
+  return walk(value) as A
+}
+
+/**
+ * Streamed text redacted as it comes, before anything escapes it for the screen:
+ * `push` returns what may be shown now, keeping back a tail that could begin the
+ * key until the next piece shows what follows; `flush` returns that tail when the
+ * text ends.
+ */
+export const streamRedactor = (secrets: Pick<SecretsShape, "redact" | "heldBack">) => {
+  let held = ""
+  return {
+    push: (text: string): string => {
+      const combined = secrets.redact(held + text)
+      const keep = secrets.heldBack(combined)
+      held = combined.slice(combined.length - keep)
+      return combined.slice(0, combined.length - keep)
+    },
+    flush: (): string => {
+      const rest = held
+      held = ""
+      return rest
     }
   }
-  walk(parsed)
-  return strings.some((value) => contains(value, secrets))
 }

@@ -35,6 +35,9 @@ import type { Texts } from "../TextList.js"
 
 export { ConversationNotFound, SessionBusy, SessionHomeError, SessionOpenError, SessionWriteError }
 
+/** A turn's reason when the one given could not be saved (it held the key in a form that cannot be taken out). */
+export const UNSAVED_REASON = "the reason could not be saved"
+
 /** A record that cannot be saved (too deep, too large): the turn fails, the file is unchanged. */
 export class RecordRejected extends Schema.TaggedError<RecordRejected>()("RecordRejected", {
   message: Schema.String
@@ -123,6 +126,33 @@ export class SessionStore extends Context.Tag("mino/SessionStore")<SessionStore,
 
 const { O_APPEND, O_CREAT, O_RDWR } = Fs.constants
 
+/** Replays a session file, line by line, straight into a conversation: what it read, set aside and how far. */
+const replay = (fd: number, path: string) =>
+  Effect.try({
+    try: () => {
+      const conversation = new ConversationState()
+      // The first record's time ("" when it has none); undefined while no record was read.
+      let firstTime: string | undefined
+      const rejected: Array<Recovery.Rejected> = []
+      const readable = { count: 0, end: 0 }
+      let size = 0
+      for (const line of SessionReader.lines(fd)) {
+        size = line.end
+        if (line._tag === "Unreadable") {
+          rejected.push({ line, position: conversation.position })
+          conversation.read(line)
+          continue
+        }
+        readable.count += 1
+        readable.end = line.end
+        if (line._tag === "Record") firstTime ??= line.record.time ?? ""
+        conversation.read(line)
+      }
+      return { conversation, firstTime, rejected, readable, size }
+    },
+    catch: (error) => new SessionOpenError({ path, message: `cannot read the session file ${SessionDirectory.show(path)}: ${fromThrown(error).line}` })
+  })
+
 const open = (options: SessionOptions) =>
   Effect.gen(function*() {
     const disk = yield* SessionDisk
@@ -151,30 +181,9 @@ const open = (options: SessionOptions) =>
     const firstOpen = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
     let fd = yield* Scope.extend(openFile, firstOpen)
 
-    // Replay, line by line, straight into the conversation.
-    const conversation = new ConversationState()
-    // The first record's time ("" when it has none); undefined while no record was read.
-    let firstTime: string | undefined
-    const rejected: Array<Recovery.Rejected> = []
-    const readable = { count: 0, end: 0 }
-    let size = 0
-    yield* Effect.try({
-      try: () => {
-        for (const line of SessionReader.lines(fd)) {
-          size = line.end
-          if (line._tag === "Unreadable") {
-            rejected.push({ line, position: conversation.position })
-            conversation.read(line)
-            continue
-          }
-          readable.count += 1
-          readable.end = line.end
-          if (line._tag === "Record") firstTime ??= line.record.time ?? ""
-          conversation.read(line)
-        }
-      },
-      catch: (error) => new SessionOpenError({ path, message: `cannot read the session file ${SessionDirectory.show(path)}: ${fromThrown(error).line}` })
-    })
+    const replayed = yield* replay(fd, path)
+    const { conversation, firstTime, rejected, readable } = replayed
+    let size = replayed.size
     const notices: Array<string> = []
     if (rejected.length > 0) {
       const aside = yield* Effect.try({
@@ -186,9 +195,18 @@ const open = (options: SessionOptions) =>
         yield* Scope.close(firstOpen, Exit.void)
         fd = yield* openFile
       }
-      size = Fs.fstatSync(fd).size
+      const reopened = fd
+      size = yield* Effect.try({
+        try: () => Fs.fstatSync(reopened).size,
+        catch: (error) => new SessionOpenError({ path, message: `cannot read the session file ${SessionDirectory.show(path)}: ${fromThrown(error).line}` })
+      })
     }
-    if (size === 0) SessionDirectory.syncDirectory(dir)
+    if (size === 0) {
+      yield* Effect.try({
+        try: () => SessionDirectory.syncDirectory(dir),
+        catch: (error) => new SessionOpenError({ path, message: `cannot save the session directory ${SessionDirectory.show(dir)}: ${fromThrown(error).line}` })
+      })
+    }
 
     const durable = DurableFile.make(disk, { fd, path }, size)
     const readRecords = () => {
@@ -281,8 +299,11 @@ const assemble = (
       const time = yield* stamp
       const lines: Array<string> = []
       for (const record of closingRecords(turn, closing)) {
-        // Closing records hold nothing a secret or a cap could reject.
-        lines.push(yield* Effect.orDie(line(record, time)))
+        // Closing records hold Mino's own words, but a turn_end's reason can quote the model (a call id):
+        // one that cannot be saved as it is gives way to a reason that can, so the turn is still closed.
+        const encoded = Either.orElse(line(record, time), () =>
+          record.type === "turn_end" ? line({ ...record, reason: UNSAVED_REASON }, time) : line(record, time))
+        lines.push(yield* Effect.orDie(encoded))
       }
       yield* commitAll(lines)
     })

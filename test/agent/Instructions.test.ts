@@ -96,6 +96,41 @@ describe("Instructions", () => {
       /contains the API key/
     ))
 
+  it.live("the key JSON-escaped anywhere in a file that is not JSON is refused: prose, YAML, a code block, escaped twice, each character escaped", () =>
+    Effect.gen(function*() {
+      const escapeEach = (text: string) => [...text].map((char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`).join("")
+      const shapes = [
+        `Deploy with the key \\u0073k${KEY.slice(2)} (from config.json).\n`,
+        `# Setup\n\nopenai:\n  api_key: "\\u0073k${KEY.slice(2)}"\n  model: gpt\n`,
+        `\`\`\`json\n{"env": {"OPENAI_API_KEY": "s\\u006b-${KEY.slice(3)}"}, "other": [1, 2\n\`\`\`\n`,
+        // JSON inside a JSON string (escaped twice), and a key whose every character is escaped.
+        `settings: "{\\"key\\": \\"\\\\u0073k${KEY.slice(2)}\\"}"\n`,
+        `key = ${escapeEach(KEY)}\n`,
+        // A backslash JSON would read as escaped itself, before the escape.
+        `path C:\\\\u0073k${KEY.slice(2)}\n`,
+        // JavaScript's and a shell printf's escapes: `\x73`, `\u{73}`.
+        `printf '\\x73k${KEY.slice(2)}'\n`,
+        `const key = "\\u{73}k${KEY.slice(2)}"\n`,
+        // Upper-case hex, and escapes for characters in the middle.
+        `k: \\u0073k-${KEY.slice(3, 10)}\\u${KEY.charCodeAt(10).toString(16).toUpperCase().padStart(4, "0")}${KEY.slice(11)}\n`
+      ]
+      for (const shape of shapes) {
+        expect(shape).not.toContain(KEY)
+        yield* ignored((path) => Fs.writeFileSync(path, shape), /contains the API key, which is never sent to the model; it was ignored\.$/)
+      }
+      console.log(`AGENTS.md shapes holding the escaped key: ${shapes.length}, each refused`)
+    }))
+
+  it.live("escapes that spell no key leave AGENTS.md as it is", () =>
+    Effect.gen(function*() {
+      const dir = tempDir("agents")
+      const text = `Print with printf '\\u0073k-not-the-key' and "\\\\n" in C:\\temp.\n`
+      Fs.writeFileSync(Path.join(dir, "AGENTS.md"), text)
+      const loaded = yield* load(dir)
+      expect(loaded.warning).toBeUndefined()
+      expect(loaded.text).toContain(text)
+    }))
+
   it.live("an AGENTS.md over 64 KiB is ignored with one warning", () =>
     ignored((path) => Fs.writeFileSync(path, "x".repeat(64 * 1024 + 1)), /is larger than 64 KiB; it was ignored\.$/))
 

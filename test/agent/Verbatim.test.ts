@@ -59,7 +59,8 @@ describe("verbatim output items", () => {
   const unsaveable: ReadonlyArray<readonly [string, () => string, RegExp]> = [
     [
       "nested 100,000 levels deep",
-      () => `{"type":"message","role":"assistant","content":[],"deep":${"{\"a\":".repeat(100_000)}1${"}".repeat(100_000)}}`,
+      // A valid answer (it has text), so it reaches the save and its cap.
+      () => `{"type":"message","role":"assistant","content":[{"type":"output_text","text":"hi"}],"deep":${"{\"a\":".repeat(100_000)}1${"}".repeat(100_000)}}`,
       /^cannot save the model response: it is nested more than 1000 levels deep; nothing of it was written$/
     ],
   ]

@@ -262,7 +262,7 @@ interface TurnResult {
   readonly status: string
   /** The echo texts executed, in order. */
   readonly ran: ReadonlyArray<string>
-  /** How many completed responses were received (and saved). */
+  /** How many completed responses were received, valid and saved (a refused one is not saved). */
   readonly responses: number
 }
 
@@ -295,7 +295,8 @@ const expectedTurns = (replies: ReadonlyArray<ReadonlyArray<Step>>): ReadonlyArr
       }
       const calls = validCalls(stream.output, used)
       if (calls === undefined) {
-        results.push({ status: "failed", ran, responses: responses + 1 })
+        // Refused: not saved as a model_response (chapter 3 §4.1: validated, then saved).
+        results.push({ status: "failed", ran, responses })
         continue
       }
       if (calls.length === 0) {
@@ -448,12 +449,13 @@ describe("the Agent under mutated model streams", () => {
     expect(outcome([[garbageStep("comment", ""), ...tool], text])).toEqual([key({ status: "completed", ran: ["A", "B"], responses: 2 })])
     expect(outcome([[garbageStep("forgedCompleted", ""), ...tool], text])).toEqual([key({ status: "completed", ran: ["forged"], responses: 2 })])
     expect(outcome([mutate(tool, [{ op: "ids", which: 0, mode: "duplicate", pick: 1 }], []), text])).toEqual([
-      key({ status: "failed", ran: [], responses: 1 })
+      key({ status: "failed", ran: [], responses: 0 })
     ])
     expect(outcome([tool, mutate(tool, [{ op: "ids", which: 0, mode: "fresh", pick: 0 }], []), text])).toEqual([
       key({ status: "completed", ran: ["A", "B", "A", "B"], responses: 3 })
     ])
-    expect(outcome([tool, tool, text])).toEqual([key({ status: "failed", ran: ["A", "B"], responses: 2 })])
+    // The second reuses the first's call ids: refused, so not saved.
+    expect(outcome([tool, tool, text])).toEqual([key({ status: "failed", ran: ["A", "B"], responses: 1 })])
     // An unflushed drop right after the completed event may or may not lose it.
     expect(new Set(outcome([[...tool, "drop"], text]))).toEqual(
       new Set([key({ status: "failed", ran: [], responses: 0 }), key({ status: "completed", ran: ["A", "B"], responses: 2 })])

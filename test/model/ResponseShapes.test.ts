@@ -97,7 +97,8 @@ describe("act only on a successful response.completed", () => {
       const result = yield* twoTurns(reply)
       // c1 is valid, but nothing of an invalid response runs.
       expectFailedAndForgotten(result, /^invalid response: tool call "c2" is "in_progress", not completed$/)
-      expect(types(result.lines)).toEqual(["user_input", "model_response", "turn_end"])
+      // Refused, so not saved as a model_response (chapter 3 §4.1: validated, then saved).
+      expect(types(result.lines)).toEqual(["user_input", "turn_end"])
     }))
 
   for (const type of ["custom_tool_call", "local_shell_call", "apply_patch_call", "mcp_approval_request", "web_search_call"]) {
@@ -110,10 +111,10 @@ describe("act only on a successful response.completed", () => {
         }))
         const result = yield* twoTurns(reply)
         expectFailedAndForgotten(result, new RegExp(`^invalid response: the model sent an output item of type "${type}", which Mino cannot handle$`))
-        // Kept in the file verbatim, for the record; never sent back.
-        const saved = result.lines.find((line) => line["type"] === "model_response")
-        expect((saved?.["output"] as Array<ResponseItem>)[0]).toEqual(unknown)
-        expect(result.lines.at(-1)).toMatchObject({ type: "turn_end", status: "failed" })
+        // Refused, so not saved as a model_response: the turn_end says why; never sent back.
+        expect(types(result.lines)).toEqual(["user_input", "turn_end"])
+        expect(JSON.stringify(result.lines)).not.toContain("rm -rf /tmp/x")
+        expect(result.lines.at(-1)).toMatchObject({ type: "turn_end", status: "failed", reason: result.first.outcome.reason })
       }))
   }
 

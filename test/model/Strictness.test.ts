@@ -57,7 +57,7 @@ describe("an output message must be the assistant's, finished", () => {
     ["status failed", (message) => ({ ...message, status: "failed" }), /status is "failed", not completed$/]
   ]
   for (const [name, edit, line] of invalid) {
-    it.scopedLive(`a message with ${name}: nothing runs, one line, never replayed, kept in the file`, () =>
+    it.scopedLive(`a message with ${name}: nothing runs, one line, never replayed, not saved as a model_response`, () =>
       Effect.gen(function*() {
         const home = tempDir("strict")
         const ran: Array<string> = []
@@ -70,9 +70,10 @@ describe("an output message must be the assistant's, finished", () => {
         expect(first.outcome.reason).toMatch(line)
         expect(ran).toEqual([])
         const lines = sessionLines(home)
-        expect(lines.map((entry) => entry["type"])).toEqual(["user_input", "model_response", "turn_end"])
-        // Saved verbatim, the offending message as sent.
-        expect(lines[1]!["output"]).toEqual(completedOutput(reply))
+        // Refused, so not saved as a model_response (chapter 3 §4.1): the turn_end says why.
+        expect(lines.map((entry) => entry["type"])).toEqual(["user_input", "turn_end"])
+        expect(lines[1]).toMatchObject({ status: "failed", reason: first.outcome.reason })
+        expect(JSON.stringify(lines)).not.toContain("Obey me.")
         const second = yield* withAgent(setup, turn("second"))
         expect(second.outcome.status).toBe("completed")
         const requests = yield* server.requests
@@ -134,15 +135,29 @@ describe("an invalid response's calls are never pending", () => {
       expect(Log.renderUnknown(records)).toBe("No tool call has an unknown outcome.\n")
     }))
 
-  it.scopedLive("after a crash right after it was saved, recovery closes the turn with no call in it and says nothing ran", () =>
+  it.scopedLive("it is not saved as a model_response: the file holds the question and the failed turn_end", () =>
+    Effect.gen(function*() {
+      const home = tempDir("strict")
+      const server = yield* scriptedModel([duplicate()])
+      yield* withAgent({ home, url: server.url, tools: [EchoTool.make()] }, turn("first"))
+      const lines = sessionLines(home)
+      expect(lines.map((line) => line["type"])).toEqual(["user_input", "turn_end"])
+      expect(lines[1]).toMatchObject({ status: "failed", reason: "invalid response: two tool calls share call_id \"dup\"" })
+      expect(Fs.readFileSync(sessionFile(home)!, "utf8")).not.toContain("\"dup\"")
+    }))
+
+  it.scopedLive("one an earlier Mino saved, then crashed: recovery closes the turn with no call in it and says nothing ran", () =>
     Effect.gen(function*() {
       const home = tempDir("strict")
       const server = yield* scriptedModel([duplicate(), ResponsesServer.textResponse("later")])
       yield* withAgent({ home, url: server.url, tools: [EchoTool.make()] }, turn("first"))
-      // Cut the file back to before its turn_end (the header, the question, the response): as if Mino was killed after saving the response.
+      // The file as Mino 0.3 left it when killed right after saving the response: the header, the question, the response.
       const file = sessionFile(home)!
-      const kept = Fs.readFileSync(file, "utf8").split("\n").filter((line) => line.length > 0).slice(0, 3)
-      Fs.writeFileSync(file, kept.join("\n") + "\n")
+      const [header, question] = Fs.readFileSync(file, "utf8").split("\n").filter((line) => line.length > 0)
+      const turnId = (JSON.parse(question!) as { turn_id: string }).turn_id
+      const output = completedOutput(duplicate())
+      const response = JSON.stringify({ type: "model_response", turn_id: turnId, time: "2026-12-03T00:00:00.000Z", response_id: "r", output })
+      Fs.writeFileSync(file, [header, question, response].join("\n") + "\n")
       const notices = yield* Effect.scoped(Effect.map(Effect.provide(SessionStore, SessionStore.layer({ home }).pipe(Layer.provide(Secrets.layer(API_KEY)))), (store) => store.notices))
       expect(notices).toEqual(["An interrupted turn was retained but excluded from context. It had requested no command, so nothing ran."])
       const lines = sessionLines(home)

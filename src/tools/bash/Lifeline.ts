@@ -75,7 +75,7 @@ while IFS=' ' read -r verb g ms rest; do
       stop=
       trap 'stop=1' TERM
       /bin/sleep "$((ms / 1000)).$f" & s=$!
-      trap 'kill "$s" 2>/dev/null; exit 0' TERM
+      trap 'kill -KILL "$s" 2>/dev/null; exit 0' TERM
       [ -z "$stop" ] || { kill "$s" 2>/dev/null; exit 0; }
       # Ended by the deadline or by anyone else but a disarm: the group dies.
       wait "$s"
@@ -87,6 +87,8 @@ while IFS=' ' read -r verb g ms rest; do
     left=
     for entry in $armed; do
       if [ "\${entry%%:*}" = "$g" ]; then
+        # A sleeper a command stopped would never take its TERM, and the wait would never end.
+        kill -CONT "\${entry#*:}" 2>/dev/null
         kill "\${entry#*:}" 2>/dev/null
         wait "\${entry#*:}"
       else

@@ -173,10 +173,20 @@ describe("the approval screen in a terminal", () => {
     Effect.gen(function*() {
       const box = yield* sandbox
       const server = yield* scriptedServer([ResponsesServer.toolCallResponse([bashCall("c1", "touch PWNED")]), ResponsesServer.textResponse("Not run.")])
-      // A key too short to redact: Mino warns on stderr (the same terminal here) before the banner.
-      const env = { ...environment(box, server.url), OPENAI_API_KEY: "ollama" }
-      const mino = yield* Pty.spawn({ argv: [process.execPath, BIN], env, cwd: box.cwd, rows: 24, columns: 44 })
-      const opening = yield* mino.waitFor("You> ")
+      // A key too short to redact, for an endpoint off this machine: Mino warns on stderr (the same
+      // terminal here) before the banner. TEST-NET-1 (RFC 5737), never routed: nothing is sent before a question.
+      const warned = yield* Pty.spawn({
+        argv: [process.execPath, BIN],
+        env: { ...environment(box, "http://192.0.2.1:9/v1"), OPENAI_API_KEY: "ollama" },
+        cwd: box.cwd,
+        rows: 24,
+        columns: 44
+      })
+      const opening = yield* warned.waitFor("You> ")
+      yield* warned.write("\x04")
+      yield* exitsWith(warned, { code: 0, signal: null })
+      const mino = yield* Pty.spawn({ argv: [process.execPath, BIN], env: environment(box, server.url), cwd: box.cwd, rows: 24, columns: 44 })
+      yield* mino.waitFor("You> ")
       yield* mino.write("make a file\r")
       yield* mino.waitFor(PROMPT)
       yield* mino.write("yes please, go ahead and run it\r")

@@ -54,8 +54,9 @@ const sweep = (bytesPerSecond: number) =>
     })
     yield* mino.waitFor("You> ", 30_000)
     yield* mino.write("what is here?\r")
-    // The forged prompt is on the display: the person answers it, and goes on answering.
-    yield* mino.waitFor(PROMPT, 60_000)
+    // The forged prompt is on the display: the person answers it, and goes on answering. (The layout
+    // breaks the row before the marks, dropping the blank there: the forged prompt ends at "[y/N]".)
+    yield* mino.waitFor(PROMPT.trimEnd(), 60_000)
     let typed = 0
     while (!(yield* mino.screen).includes("touch PWNED")) {
       yield* mino.typeAcked("y\r")
@@ -115,7 +116,7 @@ describe("the screen's sighting, attacked", () => {
   it.scopedLive("a report typed while the screen is on its way denies the question; one pasted is dropped and answers nothing", () =>
     Effect.gen(function*() {
       const { approved, mino } = yield* asking({ bytesPerSecond: 64 * 1024, message: `${PROMPT}${"\u0301".repeat(MARKS)}` })
-      yield* mino.waitFor(PROMPT, 60_000)
+      yield* mino.waitFor(PROMPT.trimEnd(), 60_000)
       // Pasted: a report inside a paste never reaches the sighting, and the paste answers nothing.
       yield* mino.typeAcked("\u001b[200~\u001b[24;1Ry\r\u001b[201~")
       // Typed: a report naming column 1, which Mino never asks for, typed again and again until the real

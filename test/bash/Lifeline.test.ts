@@ -487,7 +487,7 @@ describe("the report of a command's end", () => {
       // 9.876 s: a sleep no other test runs. Its sleeper kills the group whenever the sleep ends but by a disarm.
       const started = Date.now()
       const [result] = yield* Effect.scoped(Effect.flatMap(BashRunner, (runner) =>
-        Effect.map(runner.run({ ...operation(`echo before; for f in ${PROC}/[0-9]*/cmdline; do [ "$(tr '\\0' ' ' 2>/dev/null < $f)" = '/bin/sleep 9.876 ' ] && p=\${f%/cmdline} && kill \${p##*/}; done; sleep 20`), timeoutMs: 9_876 }), (result) => [result])
+        Effect.map(runner.run({ ...operation(`echo before; for f in $(grep -lzx '9[.]876' ${PROC}/[0-9]*/cmdline 2>/dev/null); do p=\${f%/cmdline}; kill \${p##*/}; done; sleep 20`), timeoutMs: 9_876 }), (result) => [result])
       )).pipe(Effect.provide(BashRunner.layer), Effect.provide(Secrets.Secrets.layerNone))
       expect(Date.now() - started).toBeLessThan(9_000)
       expect(result).toEqual({ status: "failed", output: "before\n[terminated by signal SIGKILL]", signal: "SIGKILL" })

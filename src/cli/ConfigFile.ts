@@ -25,6 +25,7 @@ import * as ConfigProvider from "effect/ConfigProvider"
 import * as Either from "effect/Either"
 import * as Json from "../Json.js"
 import * as Escape from "../security/Escape.js"
+import * as Secrets from "../security/Secrets.js"
 
 /** The settings, by the variable each one stands for. */
 export const SETTINGS = [
@@ -116,9 +117,9 @@ const namesKey = (name: string): boolean => /key|token|secret|password|authoriza
 /** Header names that carry the key: Mino sends `OPENAI_API_KEY` in them itself. */
 const KEY_HEADERS: ReadonlySet<string> = new Set(["authorization", "api-key", "x-api-key", "proxy-authorization"])
 
-/** Text that looks like an OpenAI key, or holds the key in use. */
+/** Text that looks like an OpenAI key, or holds the key in use (as written or JSON-escaped: `Secrets.inJson`, the one rule). */
 const holdsKey = (text: string, apiKey: string | undefined): boolean =>
-  /\bsk-[A-Za-z0-9_-]{16,}/.test(text) || (apiKey !== undefined && apiKey.length >= 8 && text.includes(apiKey))
+  /\bsk-[A-Za-z0-9_-]{16,}/.test(text) || (apiKey !== undefined && Secrets.inJson(text, [apiKey]))
 
 const KEY_REFUSED = `${SHOWN} holds an API key; the key never goes in the file: set OPENAI_API_KEY in the environment`
 

@@ -2,21 +2,12 @@ import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
 import type { Input } from "../../src/terminal/input/KeyDecoder.js"
 import * as LineEditor from "../../src/terminal/input/LineEditor.js"
+import { paste, press, text } from "../support/Editing.js"
 
 type Typed = Exclude<Input, { readonly _tag: "Stop" } | { readonly _tag: "Report" }>
 
 /** Presses each input in turn; returns the last action. */
-const type = (inputs: ReadonlyArray<Typed>, history: ReadonlyArray<string> = []) => {
-  let editor = LineEditor.empty(history)
-  let last: LineEditor.Action = { _tag: "Edit", editor }
-  for (const input of inputs) {
-    last = LineEditor.press(editor, input)
-    if (last._tag === "Edit") editor = last.editor
-  }
-  return { last, editor }
-}
-const text = (value: string): Typed => ({ _tag: "Text", text: value })
-const paste = (value: string): Typed => ({ _tag: "Paste", text: value })
+const type = (inputs: ReadonlyArray<Typed>, history: ReadonlyArray<string> = []) => press(inputs, history)
 const key = (name: string, extra: { ctrl?: boolean; meta?: boolean } = {}): Typed => ({
   _tag: "Key",
   name,

@@ -7,19 +7,8 @@ import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
 import type { Typed } from "../../src/terminal/input/KeyDecoder.js"
 import * as LineEditor from "../../src/terminal/input/LineEditor.js"
+import { paste, press as run, text } from "../support/Editing.js"
 
-
-const run = (inputs: ReadonlyArray<Typed>, history: ReadonlyArray<string> = [], start = LineEditor.empty(history)) => {
-  let editor = start
-  let last: LineEditor.Action = { _tag: "Edit", editor }
-  for (const input of inputs) {
-    last = LineEditor.press(editor, input)
-    if (last._tag === "Edit") editor = last.editor
-  }
-  return { last, editor }
-}
-const text = (value: string): Typed => ({ _tag: "Text", text: value })
-const paste = (value: string): Typed => ({ _tag: "Paste", text: value })
 const ctrl = (name: string): Typed => ({ _tag: "Key", name, ctrl: true, meta: false })
 const alt = (name: string): Typed => ({ _tag: "Key", name, ctrl: false, meta: true })
 const key = (name: string): Typed => ({ _tag: "Key", name, ctrl: false, meta: false })

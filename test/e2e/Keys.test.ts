@@ -28,7 +28,7 @@ import {
   sessionRecords,
   startReady
 } from "../support/MinoProcess.js"
-import { PROC } from "../support/Proc.js"
+import { childRunning, PROC } from "../support/Proc.js"
 
 const UP = "\u001b[A"
 const LEFT = "\u001b[D"
@@ -49,18 +49,6 @@ const lastUserText = (request: ResponsesServer.LoggedRequest): unknown => {
   return Array.isArray(content) ? (content[0] as Json | undefined)?.["text"] : undefined
 }
 
-/** The pid of the child of `parent` whose command line mentions `needle`, else 0. */
-const childRunning = (parent: number, needle: string): number => {
-  for (const name of fs.readdirSync(PROC).filter((entry) => /^\d+$/.test(entry))) {
-    try {
-      const status = fs.readFileSync(`${PROC}/${name}/status`, "utf8")
-      if (status.includes(`\nPPid:\t${parent}\n`) && fs.readFileSync(`${PROC}/${name}/cmdline`, "utf8").includes(needle)) return Number(name)
-    } catch {
-      // It exited while we looked.
-    }
-  }
-  return 0
-}
 
 const ESCAPE_BYTES = /[\u0000-\u0008\u000b-\u001f\u007f]/
 

@@ -14,7 +14,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { PROC } from "../support/Proc.js"
+import { childRunning } from "../support/Proc.js"
 import * as Effect from "effect/Effect"
 import * as ResponseBudget from "../../src/model/stream/ResponseBudget.js"
 import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
@@ -35,18 +35,6 @@ const endless: ResponsesServer.Reply = [
   "stall"
 ]
 
-/** The pid of the child of `parent` whose command line mentions `needle`, else 0. */
-const childRunning = (parent: number, needle: string): number => {
-  for (const name of fs.readdirSync(PROC).filter((entry) => /^\d+$/.test(entry))) {
-    try {
-      const status = fs.readFileSync(`${PROC}/${name}/status`, "utf8")
-      if (status.includes(`\nPPid:\t${parent}\n`) && fs.readFileSync(`${PROC}/${name}/cmdline`, "utf8").includes(needle)) return Number(name)
-    } catch {
-      // It exited while we looked.
-    }
-  }
-  return 0
-}
 
 /** The modes `stty -a` reports on: each `echo`, `icanon`, `isig` on (`true`) or off (`-echo`). */
 const modes = (stty: string) => ({

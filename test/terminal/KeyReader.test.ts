@@ -99,7 +99,7 @@ function keysTerminalWith(animated: boolean) {
     Effect.gen(function*() {
       while (typeof needle === "string" ? !written.includes(needle) : !needle.test(written)) yield* Effect.sleep("10 millis")
     })
-  return { terminal, input, screen: () => written, waitFor }
+  return { terminal, input, output, screen: () => written, waitFor }
 })
 }
 
@@ -123,6 +123,27 @@ describe("KeyReader over a stream", () => {
       input.write("yes\r")
       yield* waitFor("Approve? ")
       expect(screen()).toContain("[Tool: bash]\n(ignored 2 line(s) typed before this question)\nApprove? ")
+      input.write("n\r")
+      expect(yield* Fiber.join(asking)).toEqual(Option.some({ text: "n", pasted: false }))
+    }))
+
+  it.scopedLive("keys that arrive while the prompt is being written were typed before it was seen: ignored, and the prompt drawn again under its notice", () =>
+    Effect.gen(function*() {
+      const { terminal, input, output, screen, waitFor } = yield* keysTerminal
+      // As when Mino is held between the guard's drain and the prompt's write: the keys are in the input
+      // queue, not yet handed to the reader, when the prompt goes out.
+      let typed = false
+      output.on("data", (chunk: Buffer) => {
+        if (typed || !chunk.toString("utf8").includes("Approve? ")) return
+        typed = true
+        input.pause()
+        input.write("y\r")
+        setImmediate(() => input.resume())
+      })
+      const asking = yield* Effect.fork(terminal.ask("[Tool: bash]\n", "Approve? "))
+      yield* waitFor("(ignored 1 line(s) typed before this question)\nApprove? ")
+      expect(screen()).toContain("[Tool: bash]\nApprove? \r\u001b[K(ignored 1 line(s) typed before this question)\nApprove? ")
+      yield* Effect.sleep("50 millis")
       input.write("n\r")
       expect(yield* Fiber.join(asking)).toEqual(Option.some({ text: "n", pasted: false }))
     }))

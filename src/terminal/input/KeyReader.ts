@@ -397,8 +397,21 @@ export const make = (options: KeyReaderOptions) =>
             timer = setTimeout(endGuard, options.guardMs)
             return
           }
-          // Everything queued until now is gone: from here on input answers.
-          raw((InputGate.notice(InputGate.ignored(gate)) ?? "") + prompt)
+          // Everything queued until now is gone. The prompt goes up, and the terminal is drained once more:
+          // keys that came between that drain and this write (Mino held in between) were typed before the
+          // prompt was on the screen, and are ignored too; the prompt is then drawn again under its notice.
+          const before = InputGate.ignored(gate)
+          raw((InputGate.notice(before) ?? "") + prompt)
+          const late = drain()
+          if (stopped) return
+          if (!late.complete) {
+            raw("\r\u001b[K")
+            timer = setTimeout(endGuard, options.guardMs)
+            return
+          }
+          const after = InputGate.ignored(gate)
+          if (after !== before) raw("\r\u001b[K" + (InputGate.notice(after) ?? "") + prompt)
+          // From here on input answers.
           decoder = KeyDecoder.forget(decoder)
           gate = InputGate.release(gate)
           shown = promptOf(prompt, settle)

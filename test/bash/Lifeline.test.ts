@@ -485,9 +485,12 @@ describe("the report of a command's end", () => {
   it.live("a command that kills the sleep holding its deadline is killed at once, as at the deadline", () =>
     Effect.gen(function*() {
       // 9.876 s: a sleep no other test runs. Its sleeper kills the group whenever the sleep ends but by a disarm.
+      // The command starts once `arm` is in the watcher's pipe, which may be before the sleeper has started
+      // its sleep (a loaded machine): it looks until the sleep is there.
       const started = Date.now()
+      const findSleep = `n=0; while [ $n -lt 200 ]; do found=$(grep -lzx '9[.]876' ${PROC}/[0-9]*/cmdline 2>/dev/null); [ -n "$found" ] && break; n=$((n+1)); sleep 0.02; done`
       const [result] = yield* Effect.scoped(Effect.flatMap(BashRunner, (runner) =>
-        Effect.map(runner.run({ ...operation(`echo before; for f in $(grep -lzx '9[.]876' ${PROC}/[0-9]*/cmdline 2>/dev/null); do p=\${f%/cmdline}; kill \${p##*/}; done; sleep 20`), timeoutMs: 9_876 }), (result) => [result])
+        Effect.map(runner.run({ ...operation(`echo before; ${findSleep}; for f in $found; do p=\${f%/cmdline}; kill \${p##*/}; done; sleep 20`), timeoutMs: 9_876 }), (result) => [result])
       )).pipe(Effect.provide(BashRunner.layer), Effect.provide(Secrets.Secrets.layerNone))
       expect(Date.now() - started).toBeLessThan(9_000)
       expect(result).toEqual({ status: "failed", output: "before\n[terminated by signal SIGKILL]", signal: "SIGKILL" })

@@ -404,13 +404,15 @@ export const make = (options: KeyReaderOptions) =>
           raw((InputGate.notice(before) ?? "") + prompt)
           const late = drain()
           if (stopped) return
+          // The prompt's line is cleared, or on a terminal without escapes (TERM=dumb) left behind.
+          const takeBack = options.animated ? "\r\u001b[K" : "\n"
           if (!late.complete) {
-            raw("\r\u001b[K")
+            raw(takeBack)
             timer = setTimeout(endGuard, options.guardMs)
             return
           }
           const after = InputGate.ignored(gate)
-          if (after !== before) raw("\r\u001b[K" + (InputGate.notice(after) ?? "") + prompt)
+          if (after !== before) raw(takeBack + (InputGate.notice(after) ?? "") + prompt)
           // From here on input answers.
           decoder = KeyDecoder.forget(decoder)
           gate = InputGate.release(gate)

@@ -8,9 +8,9 @@
  * stays after perl exits, and the kernel drops it when this process's
  * descriptor closes (on exit, crash or SIGKILL). Both systems implement
  * `flock(2)` on the file, not its name, and atomically: of two simultaneous
- * takers exactly one wins. The script uses no module on its way to the lock
- * (the flag values 2, 4 and 6 are the same on both systems), so it costs one
- * small process start.
+ * takers exactly one wins. The script loads no module (the flag values 2, 4
+ * and 6 are the same on both systems; the errno numbers are passed in), so it
+ * costs one small process start.
  *
  * Perl is run by absolute path, never through `PATH` (a relative entry such as
  * `node_modules/.bin` would let a repository ship its own `perl`, run before
@@ -19,6 +19,7 @@
  */
 import { spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
+import { constants } from "node:os"
 
 /** The only program the lock runs. */
 export const PERL = "/usr/bin/perl"
@@ -28,13 +29,20 @@ const BUSY = 75
 
 /**
  * `flock(fd, LOCK_EX | LOCK_NB)`, or with a wait argument `LOCK_EX` bounded by
- * an alarm. `$!{EWOULDBLOCK}` loads `Errno` only on the way to saying busy.
+ * an alarm. Its arguments are this system's `EWOULDBLOCK` and `EINTR` numbers
+ * (from Node, which knows them on both systems), then the wait: naming `$!{…}`
+ * would make perl load `Errno`, `Exporter` and `strict` on every lock, about as
+ * long again as perl's own start.
  */
 export const SCRIPT = [
-  "if (@ARGV) { $SIG{ALRM} = sub { exit 75 }; alarm $ARGV[0]; flock(STDIN, 2) and exit 0; exit 75 if $!{EINTR} }",
-  "else { flock(STDIN, 6) and exit 0; exit 75 if $!{EWOULDBLOCK} }",
+  "my ($busy, $interrupted, $wait) = @ARGV;",
+  "if (defined $wait) { $SIG{ALRM} = sub { exit 75 }; alarm $wait; flock(STDIN, 2) and exit 0; exit 75 if $! == $interrupted }",
+  "else { flock(STDIN, 6) and exit 0; exit 75 if $! == $busy }",
   "print STDERR \"$!\\n\"; exit 1"
 ].join("\n")
+
+/** The script's first arguments: what `flock` fails with when the lock is held, and when the alarm cut the wait. */
+export const ERRNOS = [String(constants.errno.EWOULDBLOCK), String(constants.errno.EINTR)] as const
 
 export type Outcome =
   | { readonly _tag: "Locked" }
@@ -74,7 +82,7 @@ export const system: System = {
 export const lock = (fd: number, options: { readonly waitSeconds?: number } = {}, os: System = system): Outcome => {
   if (!os.isExecutableFile(PERL)) return { _tag: "Unavailable", reason: `${PERL} is not installed (Mino takes its lock with flock(2) through it)` }
   const wait = options.waitSeconds === undefined ? [] : [String(Math.max(1, Math.ceil(options.waitSeconds)))]
-  const helper = os.run(PERL, ["-e", SCRIPT, ...wait], fd)
+  const helper = os.run(PERL, ["-e", SCRIPT, ...ERRNOS, ...wait], fd)
   if (helper.status === 0) return { _tag: "Locked" }
   if (helper.status === BUSY) return { _tag: "Busy" }
   if (helper.error !== undefined) return { _tag: "Unavailable", reason: `${PERL} could not run (${helper.error.message})` }

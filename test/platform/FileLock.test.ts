@@ -4,6 +4,7 @@
  * for each way it can fail. For real: the lock belongs to the open file, a second descriptor is
  * refused until the first closes, the waiting form waits, and a `perl` on PATH never runs.
  */
+import { spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
@@ -30,7 +31,7 @@ describe("FileLock with the system injected", () => {
   it("runs /usr/bin/perl itself, the script, on the lent descriptor; 0 is locked, 75 busy", () => {
     const locked = fake(true, { status: 0, signal: null, stderr: "" })
     expect(FileLock.lock(7, {}, locked.os)).toEqual({ _tag: "Locked" })
-    expect(locked.calls).toEqual([{ program: "/usr/bin/perl", args: ["-e", FileLock.SCRIPT], stdin: 7 }])
+    expect(locked.calls).toEqual([{ program: "/usr/bin/perl", args: ["-e", FileLock.SCRIPT, ...FileLock.ERRNOS], stdin: 7 }])
     const busy = fake(true, { status: 75, signal: null, stderr: "" })
     expect(FileLock.lock(7, {}, busy.os)).toEqual({ _tag: "Busy" })
   })
@@ -39,7 +40,7 @@ describe("FileLock with the system injected", () => {
     for (const [wait, passed] of [[5, "5"], [0.2, "1"], [0, "1"], [1.5, "2"]] as const) {
       const run = fake(true, { status: 0, signal: null, stderr: "" })
       FileLock.lock(3, { waitSeconds: wait }, run.os)
-      expect(run.calls[0]?.args).toEqual(["-e", FileLock.SCRIPT, passed])
+      expect(run.calls[0]?.args).toEqual(["-e", FileLock.SCRIPT, ...FileLock.ERRNOS, passed])
     }
   })
 
@@ -83,6 +84,29 @@ describe("FileLock for real", () => {
       expect(FileLock.lock(second, { waitSeconds: 1 })).toEqual({ _tag: "Locked" })
     } finally {
       Fs.closeSync(second)
+    }
+  })
+
+  it("the script loads no module on any of its ends: locked, busy, the wait cut by its alarm", () => {
+    const path = Path.join(tempDir("filelock"), "c.lock")
+    const held = open(path)
+    const other = open(path)
+    try {
+      expect(FileLock.lock(held)).toEqual({ _tag: "Locked" })
+      // The script as Mino runs it, with an END block that names every module perl loaded.
+      const modules = (fd: number, wait: ReadonlyArray<string>) => {
+        const run = spawnSync(FileLock.PERL, ["-e", `END { print join(",", sort keys %INC) }\n${FileLock.SCRIPT}`, ...FileLock.ERRNOS, ...wait], {
+          stdio: [fd, "pipe", "pipe"],
+          encoding: "utf8",
+          env: {}
+        })
+        return { status: run.status, modules: run.stdout }
+      }
+      const ends = [modules(held, []), modules(other, []), modules(other, ["1"])]
+      console.log(`lock script ends checked: ${ends.length}`)
+      expect(ends).toEqual([{ status: 0, modules: "" }, { status: 75, modules: "" }, { status: 75, modules: "" }])
+    } finally {
+      for (const fd of [held, other]) Fs.closeSync(fd)
     }
   })
 

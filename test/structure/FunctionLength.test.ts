@@ -19,7 +19,6 @@ const LIMIT = 80
 const ALLOWED: Readonly<Record<string, number>> = {
   "model/ModelClient.ts make": 214,
   "model/ModelClient.ts make.send": 94,
-  "model/stream/StreamEvents.ts reader": 122,
   "terminal/input/KeyDecoder.ts decode": 97,
   "terminal/input/KeyReader.ts make": 220,
 }

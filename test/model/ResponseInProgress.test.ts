@@ -163,6 +163,32 @@ describe("a response in progress", () => {
     for (const [response, expected] of cases) expect({ response, verdict: ResponseInProgress.verdict(response) }).toEqual({ response, verdict: expected })
   })
 
+  it("a hostile stream of 4,900 anonymous messages keeps no claimed text in the way of the next message (the work stays linear)", () => {
+    const length = (queue: ResponseInProgress.Queue<ResponseInProgress.Begun>) => {
+      let count = 0
+      for (let stack = queue.front; stack !== undefined; stack = stack.tail) count += 1
+      for (let stack = queue.back; stack !== undefined; stack = stack.tail) count += 1
+      return count
+    }
+    let progress = ResponseInProgress.empty
+    let longest = 0
+    let shown = ""
+    for (let message = 0; message < 4900; message++) {
+      for (const event of [
+        { type: "response.output_text.delta", delta: "x" },
+        { type: "response.output_item.done", item: { type: "message", role: "assistant", content: [{ type: "output_text", text: "xy" }] } }
+      ]) {
+        const step = StreamEvents.read(progress, event)
+        progress = step.progress
+        if (ResponseInProgress.isFailure(step.interpretation)) throw new Error(step.interpretation.message)
+        for (const emitted of step.interpretation) if (emitted._tag === "TextDelta") shown += emitted.text
+      }
+      longest = Math.max(longest, length(progress.anonymousBegun))
+    }
+    expect(shown).toBe("xy".repeat(4900))
+    expect(longest).toBeLessThanOrEqual(1)
+  })
+
   it("one text streamed under an id and an index, then finished without either, is shown once", () => {
     const { interpretations, states } = readAll(ResponseInProgress.empty, [
       { type: "response.output_text.delta", item_id: "m", output_index: 0, delta: "hel" },

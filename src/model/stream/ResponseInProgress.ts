@@ -95,6 +95,30 @@ export const oldestFirst = <A>(stack: Stack<A>): Array<A> => {
   return elements.reverse()
 }
 
+/** A persistent queue: `front` oldest first, `back` newest first (reversed onto `front` when it runs out). */
+export interface Queue<A> {
+  readonly front: Stack<A>
+  readonly back: Stack<A>
+}
+
+const emptyQueue: Queue<never> = { front: undefined, back: undefined }
+
+const enqueue = <A>(queue: Queue<A>, element: A): Queue<A> => ({ front: queue.front, back: push(queue.back, element) })
+
+/** The same queue with its oldest element at the front of `front`, when it has one. */
+const ready = <A>(queue: Queue<A>): Queue<A> => {
+  if (queue.front !== undefined || queue.back === undefined) return queue
+  let front: Stack<A> = undefined
+  for (let back: Stack<A> = queue.back; back !== undefined; back = back.tail) front = push(front, back.head)
+  return { front, back: undefined }
+}
+
+/** A group that began, and when (the how-many-th). */
+export interface Begun {
+  readonly key: string
+  readonly order: number
+}
+
 export interface ResponseInProgress {
   /** Streamed text by key (but `latest`'s group, which is newer here than there). */
   readonly groups: HashMap.HashMap<string, Group>
@@ -105,8 +129,14 @@ export interface ResponseInProgress {
   readonly latest: { readonly group: Group; readonly index: number | null | undefined } | undefined
   /** `#index` → the key of the id group whose deltas also named that index. */
   readonly aliases: HashMap.HashMap<string, string>
-  /** The keys of id and anonymous groups, in the order they began (newest first). */
-  readonly begun: Stack<string>
+  /**
+   * Anonymous and id groups in the order they began, each kind apart, for a message that finds no text
+   * of its own. Claimed groups are dropped from the front as they are met: a claim is never undone.
+   */
+  readonly anonymousBegun: Queue<Begun>
+  readonly idBegun: Queue<Begun>
+  /** How many groups began. */
+  readonly begunCount: number
   /** Messages already accounted for (shown, or found streamed), by `id:` and `#index` keys. */
   readonly handled: HashSet.HashSet<string>
   /** Messages finished so far: the number of the anonymous group being streamed. */
@@ -125,7 +155,9 @@ export const empty: ResponseInProgress = {
   groups: HashMap.empty(),
   latest: undefined,
   aliases: HashMap.empty(),
-  begun: undefined,
+  anonymousBegun: emptyQueue,
+  idBegun: emptyQueue,
+  begunCount: 0,
   handled: HashSet.empty(),
   anonymous: 0,
   done: undefined,
@@ -205,7 +237,9 @@ const delta = (progress: ResponseInProgress, event: Extract<StreamEvent, { _tag:
       groups,
       latest: { group: { key, kind: group.kind, claimed: group.claimed, text: group.text + event.delta }, index },
       aliases: alias ? HashMap.set(progress.aliases, `#${index}`, key) : progress.aliases,
-      begun: existing === undefined && kind !== "index" ? push(progress.begun, key) : progress.begun,
+      anonymousBegun: existing === undefined && kind === "anonymous" ? enqueue(progress.anonymousBegun, { key, order: progress.begunCount }) : progress.anonymousBegun,
+      idBegun: existing === undefined && kind === "id" ? enqueue(progress.idBegun, { key, order: progress.begunCount }) : progress.idBegun,
+      begunCount: existing === undefined ? progress.begunCount + 1 : progress.begunCount,
       handled: progress.handled,
       anonymous: progress.anonymous,
       done: progress.done,
@@ -223,12 +257,21 @@ const delta = (progress: ResponseInProgress, event: Extract<StreamEvent, { _tag:
  * The oldest text no message claimed yet that a message may take: anonymous text, or, for a
  * message without an id, text an item_id named.
  */
-const unclaimed = (progress: ResponseInProgress, withoutId: boolean): Group | undefined => {
-  for (const key of oldestFirst(progress.begun)) {
-    const group = groupAt(progress, key)
-    if (group !== undefined && !group.claimed && (group.kind === "anonymous" || (group.kind === "id" && withoutId))) return group
+const unclaimed = (progress: ResponseInProgress, withoutId: boolean): readonly [ResponseInProgress, Group | undefined] => {
+  const anonymousBegun = pruned(progress, progress.anonymousBegun)
+  const idBegun = withoutId ? pruned(progress, progress.idBegun) : progress.idBegun
+  const anonymous = anonymousBegun.front?.head
+  const id = withoutId ? idBegun.front?.head : undefined
+  const oldest = anonymous === undefined ? id : id === undefined || anonymous.order < id.order ? anonymous : id
+  return [{ ...progress, anonymousBegun, idBegun }, oldest === undefined ? undefined : groupAt(progress, oldest.key)]
+}
+
+/** `queue` without the claimed groups at its front. */
+const pruned = (progress: ResponseInProgress, queue: Queue<Begun>): Queue<Begun> => {
+  for (let rest = ready(queue);; rest = ready({ front: rest.front?.tail, back: rest.back })) {
+    const head = rest.front?.head
+    if (head === undefined || groupAt(progress, head.key)?.claimed !== true) return rest
   }
-  return undefined
 }
 
 /** The text a message streamed, claimed: under its id, its index, or the text nobody claimed yet. */
@@ -236,10 +279,10 @@ const streamed = (progress: ResponseInProgress, id: string | undefined, index: n
   const alias = Option.getOrUndefined(HashMap.get(progress.aliases, `#${index}`))
   const own = (id === undefined ? undefined : groupAt(progress, `id:${id}`)) ?? groupAt(progress, `#${index}`) ??
     (alias === undefined ? undefined : groupAt(progress, alias))
-  const found = own ?? unclaimed(progress, id === undefined)
-  if (found === undefined) return [progress, undefined]
+  const [pruned, found] = own === undefined ? unclaimed(progress, id === undefined) : [progress, own]
+  if (found === undefined) return [pruned, undefined]
   const claimed = { ...found, claimed: true }
-  return [withGroup(progress, claimed), claimed]
+  return [withGroup(pruned, claimed), claimed]
 }
 
 /** The text of `screen` so far. */

@@ -1,7 +1,11 @@
 /**
  * The model client: one streamed Responses request per call, over the openai SDK
- * and Mino's `node:http` transport (HttpTransport.ts). What each streamed event
- * means is StreamEvents.ts; how long a retry waits is Retry.ts.
+ * and Mino's `node:http` transport (HttpTransport.ts). This file is the shell: it
+ * sends, waits, reads and redacts; the decisions are pure cores beside it. What a
+ * streamed event does to the response so far, and what the stream's end means, is
+ * stream/ResponseInProgress.ts (StreamEvents.ts decodes the wire for it); what a
+ * failure is, Failures.ts; whether a refused request is adapted, retried or
+ * failed, and what the client remembers of it, Resending.ts.
  *
  * Text deltas are display events; only a successful `response.completed` (status
  * `completed`, no error) yields the output items, verbatim, for the Agent to

@@ -61,6 +61,77 @@ describe("KeyDecoder", () => {
     expect(once("\u0000\u009b2J\u001b[15~")).toEqual([{ _tag: "Text", text: "2J" }, key("function")])
   })
 
+  it("a table of controls and sequences: each decodes to its input alone, and between typed text cut anywhere (sweep printed)", () => {
+    const stop = (name: KeyDecoder.StopKey): Input => ({ _tag: "Stop", key: name })
+    // Typed bytes and what they are (`undefined`: nothing, never text).
+    const TABLE: ReadonlyArray<readonly [string, Input | undefined]> = [
+      ["\r", key("enter")],
+      ["\t", key("tab")],
+      ["\n", key("j", true)],
+      ["\u007f", key("backspace")],
+      ["\b", key("backspace")],
+      ["\u0001", key("a", true)],
+      ["\u0004", key("d", true)],
+      ["\u001a", key("z", true)],
+      ["\u0003", stop("interrupt")],
+      ["\u001c", stop("quit")],
+      ["\u0000", undefined],
+      ["\u001d", undefined],
+      ["\u001f", undefined],
+      ["\u0085", undefined],
+      ["\u009b", undefined],
+      ["\u001b[A", key("up")],
+      ["\u001b[B", key("down")],
+      ["\u001b[C", key("right")],
+      ["\u001b[D", key("left")],
+      ["\u001b[H", key("home")],
+      ["\u001b[F", key("end")],
+      ["\u001b[1;5D", key("left", true)],
+      ["\u001b[1;3C", key("right", false, true)],
+      ["\u001b[1;7A", key("up", true, true)],
+      ["\u001b[1~", key("home")],
+      ["\u001b[2~", key("insert")],
+      ["\u001b[3~", key("delete")],
+      ["\u001b[3;5~", key("delete", true)],
+      ["\u001b[4~", key("end")],
+      ["\u001b[5~", key("pageup")],
+      ["\u001b[6~", key("pagedown")],
+      ["\u001b[7~", key("home")],
+      ["\u001b[8~", key("end")],
+      ["\u001b[15~", key("function")],
+      ["\u001b[Z", key("unknown")],
+      ["\u001b[?1;2c", key("unknown")],
+      ["\u001b[12;40R", { _tag: "Report", row: 12, column: 40 }],
+      ["\u001b[123456;1R", key("unknown")],
+      ["\u001bOA", key("up")],
+      ["\u001bOF", key("end")],
+      ["\u001bOP", key("function")],
+      ["\u001bx", key("x", false, true)],
+      ["\u001b\u0001", key("a", true, true)],
+      ["\u001b\r", key("m", true, true)],
+      ["\u001b[M !!", undefined],
+      ["\u001b]0;title\u0007", undefined],
+      ["\u001b]11;rgb:0/0/0\u001b\\", undefined],
+      ["\u001bP1$r\u001b\\", undefined],
+      ["\u001b_app\u001b\\", undefined],
+      [`\u001b[${"1;".repeat(40)}m`, undefined]
+    ]
+    let runs = 0
+    for (const [bytes, input] of TABLE) {
+      const expected = input === undefined ? [] : [input]
+      expect(once(bytes), JSON.stringify(bytes)).toEqual(expected)
+      fc.assert(
+        fc.property(fc.array(fc.nat(200), { maxLength: 4 }), (cuts) => {
+          runs++
+          const inputs = decodeAll(cutAt(Buffer.from(`ab${bytes}cd`, "utf8"), cuts))
+          expect(merged(inputs), JSON.stringify(bytes)).toEqual(merged([{ _tag: "Text", text: "ab" }, ...expected, { _tag: "Text", text: "cd" }]))
+        }),
+        { numRuns: 50 }
+      )
+    }
+    console.log(`decoding table: ${TABLE.length} rows, ${runs} cut placements`)
+  })
+
   it("Ctrl+C and Ctrl+\\ are stop keys, typed or pasted", () => {
     expect(once("a\u0003b\u001c")).toEqual([
       { _tag: "Text", text: "a" },

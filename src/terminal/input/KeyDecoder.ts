@@ -204,50 +204,61 @@ const codePoints = (text: string, from: number, count: number): number | undefin
   return end - from
 }
 
+const INCOMPLETE: Sequence = { _tag: "Incomplete" }
+
 /** The escape sequence starting at `text[at]` (an ESC). */
 const sequence = (text: string, at: number): Sequence => {
   const next = text[at + 1]
-  if (next === undefined) return { _tag: "Incomplete" }
+  if (next === undefined) return INCOMPLETE
   if (STRING_START.has(next)) return { _tag: "Complete", length: 2, skip: "string" }
-  if (next === "[" && text[at + 2] === "M") {
-    // An X10 mouse report: its three characters (button, column, row) may be anything.
-    const report = codePoints(text, at + 3, 3)
-    return report === undefined ? { _tag: "Incomplete" } : { _tag: "Complete", length: 3 + report }
-  }
-  if (next === "[") {
-    let end = at + 2
-    while (end < text.length && end - at < MAX_SEQUENCE) {
-      const code = text.charCodeAt(end)
-      if (code >= 0x40 && code <= 0x7e) break
-      if (code < 0x20 || code > 0x3f) return { _tag: "Complete", length: end - at } // not a CSI: drop what was read
-      end++
-    }
-    if (end - at >= MAX_SEQUENCE) return { _tag: "Complete", length: end - at, skip: "csi" }
-    if (end >= text.length) return { _tag: "Incomplete" }
-    const params = text.slice(at + 2, end)
-    const final = text[end] ?? ""
-    const length = end + 1 - at
-    if (final === "~") {
-      const first = params.split(";")[0] ?? ""
-      if (first === "200") return { _tag: "Complete", length, paste: "start" }
-      if (first === "201") return { _tag: "Complete", length, paste: "end" }
-      const { ctrl, meta } = modifiers(params)
-      return { _tag: "Complete", length, input: key(TILDE[first] ?? "function", ctrl, meta) }
-    }
-    const position = final === "R" ? /^(\d{1,5});(\d{1,5})$/.exec(params) : null
-    if (position !== null) return { _tag: "Complete", length, input: { _tag: "Report", row: Number(position[1]), column: Number(position[2]) } }
-    const name = FINAL[final]
-    if (name === undefined) return { _tag: "Complete", length, input: key("unknown") }
-    const { ctrl, meta } = modifiers(params)
-    return { _tag: "Complete", length, input: key(name, ctrl, meta) }
-  }
+  if (next === "[") return text[at + 2] === "M" ? mouse(text, at) : csi(text, at)
   if (next === "O") {
     const final = text[at + 2]
-    if (final === undefined) return { _tag: "Incomplete" }
-    return { _tag: "Complete", length: 3, input: key(FINAL[final] ?? "function") }
+    return final === undefined ? INCOMPLETE : { _tag: "Complete", length: 3, input: key(FINAL[final] ?? "function") }
   }
   if (next === "\u001b") return { _tag: "Complete", length: 1, input: key("escape") }
-  // Alt+key arrives as ESC and the key.
+  return alt(text, at)
+}
+
+/** An X10 mouse report: its three characters (button, column, row) may be anything. */
+const mouse = (text: string, at: number): Sequence => {
+  const report = codePoints(text, at + 3, 3)
+  return report === undefined ? INCOMPLETE : { _tag: "Complete", length: 3 + report }
+}
+
+/** A CSI: parameters and intermediates up to a final byte, read whole when short, else skipped as it arrives. */
+const csi = (text: string, at: number): Sequence => {
+  let end = at + 2
+  while (end < text.length && end - at < MAX_SEQUENCE) {
+    const code = text.charCodeAt(end)
+    if (code >= 0x40 && code <= 0x7e) break
+    if (code < 0x20 || code > 0x3f) return { _tag: "Complete", length: end - at } // not a CSI: drop what was read
+    end++
+  }
+  if (end - at >= MAX_SEQUENCE) return { _tag: "Complete", length: end - at, skip: "csi" }
+  if (end >= text.length) return INCOMPLETE
+  return { _tag: "Complete", length: end + 1 - at, ...csiMeaning(text.slice(at + 2, end), text[end] ?? "") }
+}
+
+/** What a whole CSI is, by its parameters and final byte (`TILDE`, `FINAL`): a paste marker, a report, a key. */
+const csiMeaning = (params: string, final: string): { readonly input?: Input; readonly paste?: "start" | "end" } => {
+  if (final === "~") {
+    const first = params.split(";")[0] ?? ""
+    if (first === "200") return { paste: "start" }
+    if (first === "201") return { paste: "end" }
+    const { ctrl, meta } = modifiers(params)
+    return { input: key(TILDE[first] ?? "function", ctrl, meta) }
+  }
+  const position = final === "R" ? /^(\d{1,5});(\d{1,5})$/.exec(params) : null
+  if (position !== null) return { input: { _tag: "Report", row: Number(position[1]), column: Number(position[2]) } }
+  const name = FINAL[final]
+  if (name === undefined) return { input: key("unknown") }
+  const { ctrl, meta } = modifiers(params)
+  return { input: key(name, ctrl, meta) }
+}
+
+/** Alt+key arrives as ESC and the key (ESC and a control: Alt+Ctrl+letter). */
+const alt = (text: string, at: number): Sequence => {
   const ch = String.fromCodePoint(text.codePointAt(at + 1) ?? 0)
   const code = ch.codePointAt(0) ?? 0
   const name = code < 0x20 ? String.fromCharCode(code + 0x60) : ch
@@ -283,57 +294,136 @@ const skipped = (text: string, at: number, skip: "string" | "csi"): { readonly a
 // Controls inside pasted text: none is text but the tab and the newline; Ctrl+C and Ctrl+\ still stop.
 const PASTE_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g
 
-/** One typed control character. */
-const control = (ch: string): Input | undefined => {
-  switch (ch) {
-    case "\r":
-      return key("enter")
-    // Enter is CR in raw mode; LF is Ctrl+J, a line break in the question (LineEditor).
-    case "\t":
-      return key("tab")
-    case "\u007f":
-    case "\b":
-      return key("backspace")
-    case "\u0003":
-      return { _tag: "Stop", key: "interrupt" }
-    case "\u001c":
-      return { _tag: "Stop", key: "quit" }
+/**
+ * What a typed control character is. Enter is CR in raw mode; LF is Ctrl+J, a
+ * line break in the question (`LineEditor`). One not here (NUL, the other C0
+ * controls, every C1 control) is nothing.
+ */
+const CONTROL: ReadonlyMap<string, Input> = new Map<string, Input>([
+  // Ctrl+A … Ctrl+Z, but for the bytes the rows after these name otherwise.
+  ...Array.from({ length: 26 }, (_, i): readonly [string, Input] => [String.fromCharCode(i + 1), key(String.fromCharCode(i + 0x61), true)]),
+  ["\r", key("enter")],
+  ["\t", key("tab")],
+  ["\u007f", key("backspace")],
+  ["\b", key("backspace")],
+  ["\u0003", { _tag: "Stop", key: "interrupt" }],
+  ["\u001c", { _tag: "Stop", key: "quit" }]
+])
+
+/**
+ * One chunk's pass: where it is in the text, the decoder's modes as they stand
+ * there, and what it has decoded so far. Local to `decode`, which stays pure.
+ */
+interface Scan {
+  readonly text: string
+  at: number
+  mode: Decoder["mode"]
+  enter: Decoder["enter"]
+  skip: Decoder["skip"]
+  /** A sequence cut by the end of the text, kept for the next chunk. */
+  held: string
+  readonly inputs: Array<Input>
+  /** Pasted text not made an input yet: a run of it becomes one. */
+  pasted: string
+  /** A paste begins in this chunk: it is reported even when empty, since a line it touched is a pasted line. */
+  opened: boolean
+}
+
+const flushPaste = (scan: Scan) => {
+  if (scan.pasted.length > 0 || scan.opened) scan.inputs.push({ _tag: "Paste", text: scan.pasted })
+  scan.pasted = ""
+  scan.opened = false
+}
+
+const push = (scan: Scan, input: Input) => {
+  flushPaste(scan)
+  scan.inputs.push(input)
+}
+
+/** Pasted text: line breaks as `\n`, controls dropped but a stop key, which stops. */
+const paste = (scan: Scan, segment: string) => {
+  const text = segment.replace(/\r\n?/g, "\n")
+  let from = 0
+  for (const match of text.matchAll(PASTE_CONTROL)) {
+    scan.pasted += text.slice(from, match.index)
+    from = match.index + 1
+    const stop = match[0] === "\u0003" ? "interrupt" : match[0] === "\u001c" ? "quit" : undefined
+    if (stop !== undefined) push(scan, { _tag: "Stop", key: stop })
   }
-  const code = ch.charCodeAt(0)
-  // Ctrl+A … Ctrl+Z; NUL, the other C0 controls and every C1 control are nothing.
-  return code >= 1 && code <= 26 ? key(String.fromCharCode(code + 0x60), true) : undefined
+  scan.pasted += text.slice(from)
+}
+
+/** The rest of the text is a sequence not complete yet: it waits for the next chunk. */
+const hold = (scan: Scan, from: number) => {
+  scan.held = scan.text.slice(from)
+  scan.at = scan.text.length
+}
+
+/** Inside a control string or a long CSI: dropped up to its end. */
+const skipStep = (scan: Scan, skip: "string" | "csi") => {
+  const rest = skipped(scan.text, scan.at, skip)
+  scan.at = rest.at
+  scan.skip = rest.skip
+  scan.held = rest.held
+}
+
+/** Inside a paste (or after its end marker): text up to the next sequence; a marker changes the mode, any other sequence is dropped, never a key. */
+const pastedStep = (scan: Scan) => {
+  const escape = scan.text.indexOf("\u001b", scan.at)
+  paste(scan, scan.text.slice(scan.at, escape === -1 ? scan.text.length : escape))
+  if (escape === -1) {
+    scan.at = scan.text.length
+    return
+  }
+  const found = sequence(scan.text, escape)
+  if (found._tag === "Incomplete") return hold(scan, escape)
+  if (found.skip !== undefined) scan.skip = found.skip
+  else if (found.paste === "start") {
+    scan.mode = "paste"
+    scan.opened = true
+  } else if (found.paste === "end") {
+    scan.mode = "trailing"
+    scan.enter = "alone"
+  }
+  scan.at = escape + found.length
+}
+
+/** Typed input: a run of printable text, a control character, or a sequence. */
+const typedStep = (scan: Scan) => {
+  PRINTABLE.lastIndex = scan.at
+  const run = PRINTABLE.exec(scan.text)
+  if (run !== null) {
+    push(scan, { _tag: "Text", text: run[0] })
+    scan.at += run[0].length
+    return
+  }
+  const ch = scan.text[scan.at] ?? ""
+  if (ch !== "\u001b") return controlStep(scan, ch)
+  const found = sequence(scan.text, scan.at)
+  if (found._tag === "Incomplete") return hold(scan, scan.at)
+  // An end marker without its start means a paste is still arriving: what follows is pasted too.
+  if (found.skip !== undefined) scan.skip = found.skip
+  else if (found.paste !== undefined) {
+    scan.mode = found.paste === "start" ? "paste" : "trailing"
+    if (found.paste === "end") scan.enter = "alone"
+    scan.opened = true
+  } else if (found.input !== undefined) push(scan, found.input)
+  scan.at += found.length
+}
+
+/** One typed control character; since a paste, only an Enter read alone is a key, one read with anything else is pasted. */
+const controlStep = (scan: Scan, ch: string) => {
+  const input = CONTROL.get(ch)
+  scan.at += 1
+  if (input === undefined) return
+  if (input._tag !== "Key" || input.name !== "enter" || scan.enter === "key") return push(scan, input)
+  if (scan.text.length !== 1) return paste(scan, "\n")
+  push(scan, input)
+  scan.enter = "aloneUntilIdle"
 }
 
 /** Decodes one chunk. */
 export const decode = (decoder: Decoder, chunk: Uint8Array): { readonly decoder: Decoder; readonly inputs: ReadonlyArray<Input> } => {
-  const inputs: Array<Input> = []
-  let pasted = ""
-  // A paste that begins here is reported even when empty: a line it touched is a pasted line.
-  let opened = false
-  const flushPaste = () => {
-    if (pasted.length > 0 || opened) inputs.push({ _tag: "Paste", text: pasted })
-    pasted = ""
-    opened = false
-  }
-  const paste = (segment: string) => {
-    const text = segment.replace(/\r\n?/g, "\n")
-    let from = 0
-    for (const match of text.matchAll(PASTE_CONTROL)) {
-      pasted += text.slice(from, match.index)
-      from = match.index + 1
-      const stop = match[0] === "\u0003" ? "interrupt" : match[0] === "\u001c" ? "quit" : undefined
-      if (stop !== undefined) {
-        flushPaste()
-        inputs.push({ _tag: "Stop", key: stop })
-      }
-    }
-    pasted += text.slice(from)
-  }
-  const push = (input: Input) => {
-    flushPaste()
-    inputs.push(input)
-  }
-
   // Bytes to text, keeping a cut character for the next chunk.
   const bytes = decoder.bytes.length === 0 ? chunk : Buffer.concat([decoder.bytes, chunk])
   const cut = cutCharacter(bytes)
@@ -342,73 +432,13 @@ export const decode = (decoder: Decoder, chunk: Uint8Array): { readonly decoder:
   // or split link): the ESC was taken as the Escape key, and the next read begins with
   // the rest of the marker. It still starts a paste, so the paste never types.
   const text = decoder.escaped && read.startsWith(PASTE_START_REST) ? `\u001b${read}` : read
-  let { enter, mode, skip } = decoder
-  let held = ""
-
-  let at = 0
-  while (at < text.length) {
-    if (skip !== "none") {
-      const rest = skipped(text, at, skip)
-      at = rest.at
-      skip = rest.skip
-      held = rest.held
-      continue
-    }
-    if (mode !== "typed") {
-      const escape = text.indexOf("\u001b", at)
-      paste(text.slice(at, escape === -1 ? text.length : escape))
-      if (escape === -1) break
-      const found = sequence(text, escape)
-      if (found._tag === "Incomplete") {
-        held = text.slice(escape)
-        break
-      }
-      // Inside a paste a marker changes the mode and any other sequence is dropped, never a key.
-      if (found.skip !== undefined) skip = found.skip
-      else if (found.paste === "start") {
-        mode = "paste"
-        opened = true
-      } else if (found.paste === "end") {
-        mode = "trailing"
-        enter = "alone"
-      }
-      at = escape + found.length
-      continue
-    }
-    PRINTABLE.lastIndex = at
-    const run = PRINTABLE.exec(text)
-    if (run !== null) {
-      push({ _tag: "Text", text: run[0] })
-      at += run[0].length
-      continue
-    }
-    const ch = text[at] ?? ""
-    if (ch !== "\u001b") {
-      const input = control(ch)
-      if (input?._tag === "Key" && input.name === "enter" && enter !== "key") {
-        // Since a paste: only an Enter read alone is a key; one read with anything else is pasted.
-        if (text.length === 1) {
-          push(input)
-          enter = "aloneUntilIdle"
-        } else paste("\n")
-      } else if (input !== undefined) push(input)
-      at += 1
-      continue
-    }
-    const found = sequence(text, at)
-    if (found._tag === "Incomplete") {
-      held = text.slice(at)
-      break
-    }
-    // An end marker without its start means a paste is still arriving: what follows is pasted too.
-    if (found.skip !== undefined) skip = found.skip
-    else if (found.paste !== undefined) {
-      mode = found.paste === "start" ? "paste" : "trailing"
-      if (found.paste === "end") enter = "alone"
-      opened = true
-    } else if (found.input !== undefined) push(found.input)
-    at += found.length
+  const scan: Scan = { text, at: 0, mode: decoder.mode, enter: decoder.enter, skip: decoder.skip, held: "", inputs: [], pasted: "", opened: false }
+  while (scan.at < text.length) {
+    if (scan.skip !== "none") skipStep(scan, scan.skip)
+    else if (scan.mode !== "typed") pastedStep(scan)
+    else typedStep(scan)
   }
-  flushPaste()
-  return { decoder: { bytes: bytes.slice(bytes.length - cut), held, mode, enter, skip, escaped: false }, inputs }
+  flushPaste(scan)
+  const { held, mode, enter, skip } = scan
+  return { decoder: { bytes: bytes.slice(bytes.length - cut), held, mode, enter, skip, escaped: false }, inputs: scan.inputs }
 }

@@ -1,7 +1,9 @@
 /**
- * Keys from a terminal in raw mode: the thin impure part around `KeyDecoder`
- * (bytes to inputs), `InputGate` (where each input goes), `LineEditor` (the
- * line) and `PromptLayout` (drawing it).
+ * Keys from a terminal in raw mode: the thin impure part around `ReaderState`
+ * (what each event does to the reader: `KeyDecoder` turns bytes to inputs,
+ * `InputGate` says where each goes, `Sighting` when a screen was seen),
+ * `LineEditor` (the line) and `ShownPrompt` with `PromptLayout` (drawing it).
+ * This module only listens, times, writes and drains.
  *
  * The input is read for the whole life of the process: typed while no prompt
  * is shown, keys wait in order for the next `You> ` prompt. While Mino is busy
@@ -40,12 +42,11 @@ import * as tty from "node:tty"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as FatalSignals from "./FatalSignals.js"
-import * as InputGate from "./InputGate.js"
 import * as KeyDecoder from "./KeyDecoder.js"
 import * as LineEditor from "./LineEditor.js"
-import * as PromptLayout from "./PromptLayout.js"
+import * as ReaderState from "./ReaderState.js"
+import * as ShownPrompt from "./ShownPrompt.js"
 import * as Sighting from "./Sighting.js"
-import * as Width from "../display/Width.js"
 import * as Terminal from "../../platform/Terminal.js"
 import type { Texts } from "../../TextList.js"
 
@@ -77,7 +78,6 @@ export interface KeyReader {
 
 const PASTE_ON = "\u001b[?2004h"
 const PASTE_OFF = "\u001b[?2004l"
-const SGR_CODES = /\u001b\[[0-9;]*m/g
 
 /** At most this much is drained at the end of a guard; more means input is still pouring in. */
 const DRAIN_LIMIT = 1 << 20
@@ -97,370 +97,401 @@ const openDrain = (input: Readable): number | undefined => {
 const errorCode = (error: unknown): unknown =>
   typeof error === "object" && error !== null && "code" in error ? error.code : undefined
 
+type Timer = ReturnType<typeof setTimeout>
+
+/**
+ * The reader's I/O around its state (`ReaderState`): the input's listeners,
+ * the timers, the writes and the drain. Every decision is `ReaderState`'s; the
+ * state is read afresh after anything that may have run a listener (a drain,
+ * an act), since each can move it on.
+ */
+class Keys {
+  state: ReaderState.Reader = ReaderState.initial
+  /** The question waiting for its screen to be seen: told when it is (or when the wait gives up). */
+  sighting: Question | undefined
+  /** The prompt on the screen, and what takes its end. */
+  prompt: { shown: ShownPrompt.ShownPrompt; readonly done: (outcome: ReaderState.Settled) => void } | undefined
+  /** Told when no request is left unanswered. */
+  private onAnswered: (() => void) | undefined
+  private modesSet = false
+  private redrawTimer: Timer | undefined
+  private lastRedraw = 0
+  private idleTimer: Timer | undefined
+  private drainFd: number | undefined
+  private drainable = false
+  private readonly drainBuffer = Buffer.alloc(64 * 1024)
+  private releaseSignals: (() => void) | undefined
+  private readonly ttyInput: tty.ReadStream | undefined
+  private readonly ttyOutput: tty.WriteStream | undefined
+
+  constructor(readonly options: KeyReaderOptions) {
+    this.ttyInput = options.input instanceof tty.ReadStream ? options.input : undefined
+    this.ttyOutput = options.output instanceof tty.WriteStream ? options.output : undefined
+  }
+
+  columns(): number {
+    return this.ttyOutput !== undefined && this.ttyOutput.columns > 0 ? this.ttyOutput.columns : 80
+  }
+
+  screen(): ShownPrompt.Screen {
+    const rows = this.ttyOutput !== undefined && this.ttyOutput.rows > 0 ? this.ttyOutput.rows : 24
+    return { columns: this.columns(), rows, animated: this.options.animated }
+  }
+
+  /** Reads input for the whole life of the reader; the terminal's modes set, and restored whatever the end. */
+  start(): void {
+    const { input } = this.options
+    this.assertModes()
+    input.on("data", this.onData)
+    input.on("end", this.onEnd)
+    input.on("error", this.onEnd)
+    input.resume()
+    // Whether the terminal answers at all is known before the first question.
+    if (this.options.animated) {
+      this.state = ReaderState.started(this.state)
+      this.options.raw(Sighting.REQUEST)
+    }
+    process.on("exit", this.restoreModes)
+    this.releaseSignals = FatalSignals.restoreBeforeDeath(this.restoreModes)
+    this.drainFd = openDrain(input)
+    this.drainable = this.drainFd !== undefined
+  }
+
+  release(): void {
+    const { input } = this.options
+    this.releaseSignals?.()
+    input.off("data", this.onData)
+    input.off("end", this.onEnd)
+    input.off("error", this.onEnd)
+    process.off("exit", this.restoreModes)
+    this.restoreModes()
+    input.pause()
+    if (this.redrawTimer !== undefined) clearTimeout(this.redrawTimer)
+    if (this.idleTimer !== undefined) clearTimeout(this.idleTimer)
+    if (this.drainFd !== undefined) Fs.closeSync(this.drainFd)
+  }
+
+  /**
+   * Before the terminal is given back, the answers still due are read (for at
+   * most `EXIT_WAIT_MS`), so none arrives as typing at the shell after Mino.
+   */
+  readonly awaitAnswers = Effect.async<void>((resume) => {
+    if (!ReaderState.answersDue(this.state)) return resume(Effect.void)
+    const timer = setTimeout(() => resume(Effect.void), EXIT_WAIT_MS)
+    this.onAnswered = () => {
+      clearTimeout(timer)
+      resume(Effect.void)
+    }
+  })
+
+  private act(act: ReaderState.Act): void {
+    switch (act._tag) {
+      case "Stop":
+        return this.stop(act.key)
+      case "Answered":
+        return this.onAnswered?.()
+      case "Seen":
+        return this.sighting?.seen(act.how)
+      case "Redraw":
+        return this.redrawSoon()
+      case "Settled":
+        return this.prompt?.done(act.outcome)
+    }
+  }
+
+  /** A stop key: the terminal is given back and input left alone before the stop is requested, so nothing waits on it. */
+  private stop(key: KeyDecoder.StopKey): void {
+    this.restoreModes()
+    this.options.input.pause()
+    this.options.onStopKey(key)
+  }
+
+  private dispatch(inputs: ReadonlyArray<KeyDecoder.Input>): void {
+    for (const item of inputs) {
+      if (this.state.stopped) return
+      const step = ReaderState.input(this.state, item, this.columns())
+      this.state = step.reader
+      for (const act of step.acts) this.act(act)
+    }
+  }
+
+  private readonly onData = (chunk: Buffer | string): void => {
+    const read = ReaderState.read(this.state, typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk)
+    if (read._tag === "Ignored") return
+    this.state = read.reader
+    if (read._tag === "Stop") return this.stop(read.key)
+    this.dispatch(read.inputs)
+    if (ReaderState.waiting(this.state)) this.awaitIdle()
+  }
+
+  // End of input (a closed pipe in tests; a hung-up terminal): the prompt shown, or the next one, ends.
+  private readonly onEnd = (): void => {
+    const step = ReaderState.inputEnded(this.state)
+    this.state = step.reader
+    for (const act of step.acts) this.act(act)
+  }
+
+  /**
+   * After a paste's end marker, what follows is pasted until the terminal has
+   * held nothing for `QUIET_MS` (and a lone ESC waits as long for the rest of
+   * its sequence). When the timer fires, the terminal is drained first: bytes
+   * that arrived while Mino was busy or stopped are read then, as what they
+   * are (pasted text; the rest of the sequence), and the wait starts again.
+   * Only an empty queue ends it, so the end never depends on when Mino ran.
+   */
+  private awaitIdle(): void {
+    if (this.idleTimer !== undefined) clearTimeout(this.idleTimer)
+    this.idleTimer = setTimeout(this.checkIdle, KeyDecoder.QUIET_MS)
+  }
+
+  private readonly checkIdle = (): void => {
+    this.idleTimer = undefined
+    if (this.drain().read > 0 || this.state.stopped) return
+    const settled = ReaderState.quiet(this.state)
+    this.state = settled.reader
+    this.dispatch(settled.inputs)
+  }
+
+  /**
+   * Raw mode and bracketed paste. Turning raw mode off first makes libuv restore
+   * the modes Mino started with, so turning it on again repairs whatever a
+   * command did to the terminal meanwhile (libuv skips a switch to the mode it
+   * believes is already set).
+   */
+  assertModes(): void {
+    if (this.state.stopped) return
+    if (this.ttyInput !== undefined) {
+      this.ttyInput.setRawMode(false)
+      this.ttyInput.setRawMode(true)
+    }
+    if (this.options.animated) this.options.raw(PASTE_ON)
+    this.modesSet = true
+  }
+
+  private readonly restoreModes = (): void => {
+    if (!this.modesSet) return
+    this.modesSet = false
+    if (this.options.animated) this.options.raw(PASTE_OFF)
+    if (this.ttyInput !== undefined) this.ttyInput.setRawMode(false)
+  }
+
+  /**
+   * Hands over, now, everything read and not yet handed over, then everything
+   * the terminal still holds: how many bytes that was, and whether the
+   * terminal was left empty (not when input is still pouring in).
+   */
+  drain(): { readonly read: number; readonly complete: boolean } {
+    const { input } = this.options
+    let read = 0
+    // Node's own buffer: `read` passes what it holds to the 'data' listener.
+    while (input.readableLength > 0) {
+      const chunk: unknown = input.read()
+      if (chunk === null) break
+      read += typeof chunk === "string" || Buffer.isBuffer(chunk) ? chunk.length : 1
+    }
+    if (!this.drainable || this.drainFd === undefined) return { read, complete: true }
+    while (read < DRAIN_LIMIT) {
+      let count: number
+      try {
+        count = Fs.readSync(this.drainFd, this.drainBuffer, 0, this.drainBuffer.length, null)
+      } catch (error) {
+        if (errorCode(error) !== "EAGAIN") this.drainable = false
+        return { read, complete: true }
+      }
+      if (count === 0) return { read, complete: true }
+      read += count
+      this.onData(Buffer.from(this.drainBuffer.subarray(0, count)))
+    }
+    return { read, complete: false }
+  }
+
+  private draw(editor: LineEditor.Editor): void {
+    if (this.prompt === undefined) return
+    const next = ShownPrompt.draw(this.prompt.shown, editor, this.screen())
+    this.prompt.shown = next.shown
+    if (next.clear) this.options.raw(ShownPrompt.CLEAR_SCREEN)
+    this.lastRedraw = performance.now()
+    this.options.raw(next.text)
+  }
+
+  private readonly redrawNow = (): void => {
+    this.redrawTimer = undefined
+    if (this.state.gate._tag === "Reading") this.draw(this.state.gate.editor)
+  }
+
+  // A paste arrives in many chunks: draw at most every REDRAW_MS, not per chunk.
+  private redrawSoon(): void {
+    if (this.redrawTimer !== undefined) return
+    this.redrawTimer = setTimeout(this.redrawNow, Math.max(0, REDRAW_MS - (performance.now() - this.lastRedraw)))
+  }
+
+  /** The answered line, drawn whole with the cursor at its end, then the next row. */
+  finish(editor: LineEditor.Editor): void {
+    if (this.redrawTimer !== undefined) clearTimeout(this.redrawTimer)
+    this.redrawTimer = undefined
+    this.draw(LineEditor.of(LineEditor.text(editor)))
+    this.options.raw("\n")
+    this.prompt = undefined
+  }
+
+  readLine(prompt: string, history: Texts, completions: ReadonlyArray<string>): Effect.Effect<Option.Option<string>> {
+    return Effect.async((resume) => {
+      // After a stop key nothing is read: the stop ends the wait.
+      if (this.state.stopped) return
+      this.assertModes()
+      const settle = (outcome: ReaderState.Settled) => {
+        this.finish(outcome.editor)
+        resume(Effect.succeed(outcome._tag === "Submitted" ? Option.some(outcome.text) : Option.none()))
+      }
+      this.prompt = { shown: ShownPrompt.of(prompt), done: settle }
+      // What was typed while no prompt was shown counts as typed here.
+      const opened = ReaderState.open(this.state, history, completions)
+      this.state = opened.reader
+      const { outcome } = opened
+      if (outcome._tag === "Edited") this.draw(outcome.editor)
+      else if (outcome._tag === "Submitted" || outcome._tag === "Ended") settle(outcome)
+      return Effect.sync(() => {
+        this.prompt = undefined
+        this.state = ReaderState.lineClosed(this.state)
+      })
+    })
+  }
+
+  ask(prompt: string): Effect.Effect<Option.Option<Answer>> {
+    return Effect.async((resume) => {
+      const question = new Question(this, prompt, resume)
+      return question.start() ? Effect.sync(() => question.cancel()) : undefined
+    })
+  }
+}
+
+/**
+ * One approval question, from its screen written to its answer: the requests
+ * that learn when the screen was seen, the guard's timer, the guard's end.
+ */
+class Question {
+  private timer: Timer | undefined
+  private repeat: Timer | undefined
+  private began = 0
+
+  constructor(
+    private readonly keys: Keys,
+    private readonly prompt: string,
+    private readonly resume: (answer: Effect.Effect<Option.Option<Answer>>) => void
+  ) {}
+
+  /** The screen is written: from here on, and until the guard ends, input only counts as ignored. Whether the question waits (it can be cancelled then). */
+  start(): boolean {
+    const { keys } = this
+    const asked = ReaderState.ask(keys.state, keys.options.animated)
+    if (asked._tag === "Never") return false
+    if (asked._tag === "Ended") {
+      this.resume(Effect.succeed(Option.none()))
+      return false
+    }
+    keys.assertModes()
+    keys.state = asked.reader
+    if (!asked.sight) return this.sightless()
+    // Reports read before the request is written answer nothing of this question.
+    keys.drain()
+    if (keys.state.stopped) return false
+    this.began = performance.now()
+    keys.state = ReaderState.sightingBegun(keys.state)
+    keys.sighting = this
+    this.request()
+    return true
+  }
+
+  private request(): void {
+    const { keys } = this
+    const column = Sighting.column(keys.state.sighting, keys.columns(), () => randomInt(0, 1 << 30) / (1 << 30))
+    keys.state = ReaderState.requested(keys.state, column)
+    keys.options.raw(Sighting.request(column))
+    this.repeat = setTimeout(this.onRepeat, Sighting.REPEAT_MS)
+  }
+
+  private readonly onRepeat = (): void => {
+    this.repeat = undefined
+    if (Sighting.onRepeat(this.keys.state.sighting, performance.now() - this.began) === "give up") this.sightless()
+    else this.request()
+  }
+
+  /** No sighting (the output takes no requests, or the terminal never answered): the guard alone. */
+  private sightless(): true {
+    this.keys.state = ReaderState.seen(this.keys.state, "seen")
+    this.seen("seen")
+    return true
+  }
+
+  /** The screen was seen (`ReaderState` has moved on): the guard's time starts; or a forged report denies the question. */
+  seen(how: "seen" | "forged"): void {
+    if (this.repeat !== undefined) clearTimeout(this.repeat)
+    this.repeat = undefined
+    this.keys.sighting = undefined
+    if (how === "seen") this.timer = setTimeout(this.endGuard, this.keys.options.guardMs)
+    // Nothing typed can answer this question: it is denied, and input waits for the next prompt.
+    else this.resume(Effect.succeed(Option.some({ text: "", pasted: false, forgedReport: true })))
+  }
+
+  /**
+   * The guard's end, in one synchronous run: drain, write the notice and the
+   * prompt, drain again, and only then take input. Keys that came between the
+   * first drain and the write (Mino held in between) were typed before the
+   * prompt was on the screen: they are ignored too, and the prompt is drawn
+   * again under its notice. Input still pouring in keeps the guard up.
+   */
+  private readonly endGuard = (): void => {
+    this.timer = undefined
+    const { keys } = this
+    if (keys.state.stopped) return
+    const first = keys.drain()
+    const shown = ReaderState.guardDrained(keys.state, first.complete, this.prompt)
+    if (shown._tag === "Again") return this.guardAgain()
+    keys.options.raw(shown.text)
+    const late = keys.drain()
+    const drained = ReaderState.promptDrained(keys.state, shown.before, late.complete, this.prompt, keys.options.animated)
+    if (drained._tag === "Stopped") return
+    if (drained._tag === "Again") {
+      keys.options.raw(drained.text)
+      return this.guardAgain()
+    }
+    if (drained.text !== undefined) keys.options.raw(drained.text)
+    // From here on input answers.
+    keys.state = drained.reader
+    keys.prompt = { shown: ShownPrompt.written(ShownPrompt.of(this.prompt), keys.screen()), done: this.settle }
+    if (drained.settled !== undefined) this.settle(drained.settled)
+  }
+
+  private guardAgain(): void {
+    this.timer = setTimeout(this.endGuard, this.keys.options.guardMs)
+  }
+
+  private readonly settle = (outcome: ReaderState.Settled): void => {
+    this.keys.finish(outcome.editor)
+    this.resume(Effect.succeed(
+      outcome._tag === "Submitted" ? Option.some({ text: outcome.text, pasted: outcome.pasted }) : Option.none()
+    ))
+  }
+
+  /** Interrupted unanswered: its timers go, it waits for no sighting, and input waits again. */
+  cancel(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer)
+    if (this.repeat !== undefined) clearTimeout(this.repeat)
+    this.keys.sighting = undefined
+    this.keys.prompt = undefined
+    this.keys.state = ReaderState.questionClosed(this.keys.state)
+  }
+}
+
 export const make = (options: KeyReaderOptions) =>
   Effect.gen(function*() {
-    const { input, output, raw } = options
-    const ttyInput = input instanceof tty.ReadStream ? input : undefined
-    const ttyOutput = output instanceof tty.WriteStream ? output : undefined
-    const layout = options.animated ? PromptLayout.ansi : PromptLayout.plain
-
-    let decoder = KeyDecoder.initial
-    let sighting = Sighting.initial
-    // The question waiting for its screen to be seen: called when it is (or when the wait gives up).
-    let onSeen: ((seen: "seen" | "forged") => void) | undefined
-    // Told when no request is left unanswered.
-    let onAnswered: (() => void) | undefined
-    const screenColumns = () => (ttyOutput !== undefined && ttyOutput.columns > 0 ? ttyOutput.columns : 80)
-    let gate: InputGate.Gate = InputGate.idle
-    let ended = false
-    let modesSet = false
-    // A stop key was read: Mino is on its way out and takes no more input.
-    let stopped = false
-
-    /** The prompt on the screen, and what its last draw left there. */
-    interface Shown {
-      readonly prompt: string
-      readonly promptWidth: number
-      drawn: PromptLayout.Drawn | undefined
-      /** The prompt as last drawn: a search's label replaces it while one is under way. */
-      label: string
-      /** The editor's Ctrl+L count when the screen was last cleared. */
-      clears: number
-      readonly done: (outcome: InputGate.Outcome) => void
-    }
-    let shown: Shown | undefined
-    let redrawTimer: ReturnType<typeof setTimeout> | undefined
-    let lastRedraw = 0
-
-    const frame = (prompt: Shown, line: LineEditor.Line, label = prompt.prompt): PromptLayout.Frame => ({
-      prompt: label,
-      promptWidth: label === prompt.prompt ? prompt.promptWidth : Width.width(label),
-      line,
-      columns: ttyOutput !== undefined && ttyOutput.columns > 0 ? ttyOutput.columns : 80,
-      rows: ttyOutput !== undefined && ttyOutput.rows > 0 ? ttyOutput.rows : 24
-    })
-    const draw = (editor: LineEditor.Editor) => {
-      if (shown === undefined) return
-      const label = LineEditor.label(editor, shown.prompt)
-      let drawn = shown.drawn
-      if (editor.clears !== shown.clears) {
-        // Ctrl+L: a clear screen with the prompt at its top (a plain output has no screen to clear).
-        shown.clears = editor.clears
-        if (options.animated) {
-          raw("\u001b[H\u001b[2J")
-          drawn = undefined
-        }
-      }
-      // Another prompt (a search began, found, failed or ended): the row is drawn again from its start.
-      if (label !== shown.label && drawn !== undefined) drawn = { ...drawn, atEnd: undefined }
-      shown.label = label
-      const next = layout(drawn, frame(shown, editor, label))
-      shown.drawn = next.drawn
-      lastRedraw = performance.now()
-      raw(next.text)
-    }
-    const redrawNow = () => {
-      redrawTimer = undefined
-      if (gate._tag === "Reading") draw(gate.editor)
-    }
-    // A paste arrives in many chunks: draw at most every REDRAW_MS, not per chunk.
-    const redrawSoon = () => {
-      if (redrawTimer !== undefined) return
-      redrawTimer = setTimeout(redrawNow, Math.max(0, REDRAW_MS - (performance.now() - lastRedraw)))
-    }
-
-    /** A stop key: the terminal is given back and input left alone before the stop is requested, so nothing waits on it. */
-    const stop = (key: KeyDecoder.StopKey) => {
-      if (stopped) return
-      stopped = true
-      restoreModes()
-      input.pause()
-      options.onStopKey(key)
-    }
-
-    const dispatch = (inputs: ReadonlyArray<KeyDecoder.Input>) => {
-      for (const item of inputs) {
-        if (stopped) return
-        if (item._tag === "Report") {
-          const answered = Sighting.report(sighting, item.column, screenColumns())
-          sighting = answered.sighting
-          if (Sighting.unanswered(sighting) === 0) onAnswered?.()
-          if (answered.seen !== "not yet") onSeen?.(answered.seen)
-          continue
-        }
-        const step = InputGate.feed(gate, item)
-        gate = step.gate
-        const { outcome } = step
-        if (outcome._tag === "Stop") stop(outcome.key)
-        else if (outcome._tag === "Edited") redrawSoon()
-        else if (outcome._tag !== "Held") shown?.done(outcome)
-      }
-    }
-    // End of input (a closed pipe in tests; a hung-up terminal): the prompt shown, or the next one, ends.
-    const onEnd = () => {
-      ended = true
-      onSeen?.("seen")
-      if (gate._tag === "Reading") shown?.done({ _tag: "Ended", editor: gate.editor })
-    }
-    const onData = (chunk: Buffer | string) => {
-      if (stopped) return
-      const bytes = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk
-      const stopKey = KeyDecoder.stopKey(bytes)
-      if (stopKey !== undefined) return stop(stopKey)
-      const decoded = KeyDecoder.decode(decoder, bytes)
-      decoder = decoded.decoder
-      dispatch(decoded.inputs)
-      if (KeyDecoder.waiting(decoder)) awaitIdle()
-    }
-
-    /**
-     * After a paste's end marker, what follows is pasted until the terminal has
-     * held nothing for `QUIET_MS` (and a lone ESC waits as long for the rest of
-     * its sequence). When the timer fires, the terminal is drained first: bytes
-     * that arrived while Mino was busy or stopped are read then, as what they
-     * are (pasted text; the rest of the sequence), and the wait starts again.
-     * Only an empty queue ends it, so the end never depends on when Mino ran.
-     */
-    let idleTimer: ReturnType<typeof setTimeout> | undefined
-    const awaitIdle = () => {
-      if (idleTimer !== undefined) clearTimeout(idleTimer)
-      idleTimer = setTimeout(checkIdle, KeyDecoder.QUIET_MS)
-    }
-    const checkIdle = () => {
-      idleTimer = undefined
-      if (drain().read > 0 || stopped) return
-      const settled = KeyDecoder.idle(decoder)
-      decoder = settled.decoder
-      dispatch(settled.inputs)
-    }
-
-    /**
-     * Raw mode and bracketed paste. Turning raw mode off first makes libuv restore
-     * the modes Mino started with, so turning it on again repairs whatever a
-     * command did to the terminal meanwhile (libuv skips a switch to the mode it
-     * believes is already set).
-     */
-    const assertModes = () => {
-      if (stopped) return
-      if (ttyInput !== undefined) {
-        ttyInput.setRawMode(false)
-        ttyInput.setRawMode(true)
-      }
-      if (options.animated) raw(PASTE_ON)
-      modesSet = true
-    }
-    const restoreModes = () => {
-      if (!modesSet) return
-      modesSet = false
-      if (options.animated) raw(PASTE_OFF)
-      if (ttyInput !== undefined) ttyInput.setRawMode(false)
-    }
-
-    /**
-     * Before the terminal is given back, the answers still due are read (for at
-     * most `EXIT_WAIT_MS`), so none arrives as typing at the shell after Mino.
-     */
-    const awaitAnswers = Effect.async<void>((resume) => {
-      if (Sighting.unanswered(sighting) === 0 || stopped || ended) return resume(Effect.void)
-      const timer = setTimeout(() => resume(Effect.void), EXIT_WAIT_MS)
-      onAnswered = () => {
-        clearTimeout(timer)
-        resume(Effect.void)
-      }
-    })
-
-    const { fd: drainFd } = yield* Effect.acquireRelease(
-      Effect.sync(() => {
-        assertModes()
-        input.on("data", onData)
-        input.on("end", onEnd)
-        input.on("error", onEnd)
-        input.resume()
-        // Whether the terminal answers at all is known before the first question.
-        if (options.animated) {
-          sighting = Sighting.started(sighting)
-          raw(Sighting.REQUEST)
-        }
-        process.on("exit", restoreModes)
-        const releaseSignals = FatalSignals.restoreBeforeDeath(restoreModes)
-        return { fd: openDrain(input), releaseSignals }
-      }),
-      ({ fd, releaseSignals }) =>
-        Effect.zipRight(awaitAnswers, Effect.sync(() => {
-          releaseSignals()
-          input.off("data", onData)
-          input.off("end", onEnd)
-          input.off("error", onEnd)
-          process.off("exit", restoreModes)
-          restoreModes()
-          input.pause()
-          if (redrawTimer !== undefined) clearTimeout(redrawTimer)
-          if (idleTimer !== undefined) clearTimeout(idleTimer)
-          if (fd !== undefined) Fs.closeSync(fd)
-        }))
+    const keys = new Keys(options)
+    yield* Effect.acquireRelease(
+      Effect.sync(() => keys.start()),
+      () => Effect.zipRight(keys.awaitAnswers, Effect.sync(() => keys.release()))
     )
-
-    const drainBuffer = Buffer.alloc(64 * 1024)
-    let drainable = drainFd !== undefined
-    /**
-     * Hands over, now, everything read and not yet handed over, then everything
-     * the terminal still holds: how many bytes that was, and whether the
-     * terminal was left empty (not when input is still pouring in).
-     */
-    const drain = (): { readonly read: number; readonly complete: boolean } => {
-      let read = 0
-      // Node's own buffer: `read` passes what it holds to the 'data' listener.
-      while (input.readableLength > 0) {
-        const chunk: unknown = input.read()
-        if (chunk === null) break
-        read += typeof chunk === "string" || Buffer.isBuffer(chunk) ? chunk.length : 1
-      }
-      if (!drainable || drainFd === undefined) return { read, complete: true }
-      while (read < DRAIN_LIMIT) {
-        let count: number
-        try {
-          count = Fs.readSync(drainFd, drainBuffer, 0, drainBuffer.length, null)
-        } catch (error) {
-          if (errorCode(error) !== "EAGAIN") drainable = false
-          return { read, complete: true }
-        }
-        if (count === 0) return { read, complete: true }
-        read += count
-        onData(Buffer.from(drainBuffer.subarray(0, count)))
-      }
-      return { read, complete: false }
-    }
-
-    const promptOf = (prompt: string, done: (outcome: InputGate.Outcome) => void): Shown => ({
-      prompt,
-      promptWidth: Width.width(prompt.replace(SGR_CODES, "")),
-      drawn: undefined,
-      label: prompt,
-      clears: 0,
-      done
-    })
-
-    /** The answered line, drawn whole with the cursor at its end, then the next row. */
-    const finish = (editor: LineEditor.Editor) => {
-      if (redrawTimer !== undefined) clearTimeout(redrawTimer)
-      redrawTimer = undefined
-      draw(LineEditor.of(LineEditor.text(editor)))
-      raw("\n")
-      shown = undefined
-    }
-
-    const readLine: KeyReader["readLine"] = (prompt, history, completions = []) =>
-      Effect.async<Option.Option<string>>((resume) => {
-        // After a stop key nothing is read: the stop ends the wait.
-        if (stopped) return
-        assertModes()
-        const settle = (outcome: InputGate.Outcome) => {
-          if (outcome._tag !== "Submitted" && outcome._tag !== "Ended") return
-          finish(outcome.editor)
-          if (outcome._tag === "Ended") ended = true
-          resume(Effect.succeed(outcome._tag === "Submitted" ? Option.some(outcome.text) : Option.none()))
-        }
-        shown = promptOf(prompt, settle)
-        // What was typed while no prompt was shown counts as typed here.
-        const opened = InputGate.open(gate, history, completions)
-        gate = opened.gate
-        if (opened.outcome._tag !== "Edited") settle(opened.outcome)
-        else if (ended) settle({ _tag: "Ended", editor: opened.outcome.editor })
-        else draw(opened.outcome.editor)
-        return Effect.sync(() => {
-          shown = undefined
-          gate = InputGate.close(gate)
-        })
-      })
-
-    const ask: KeyReader["ask"] = (prompt) =>
-      Effect.async<Option.Option<Answer>>((resume) => {
-        if (stopped) return
-        if (ended) return resume(Effect.succeed(Option.none()))
-        assertModes()
-        // The screen is written: from here on, and until the guard ends, input only counts as ignored.
-        gate = InputGate.guard(gate)
-        let timer: ReturnType<typeof setTimeout> | undefined
-        let repeat: ReturnType<typeof setTimeout> | undefined
-        const settle = (outcome: InputGate.Outcome) => {
-          if (outcome._tag !== "Submitted" && outcome._tag !== "Ended") return
-          finish(outcome.editor)
-          if (outcome._tag === "Ended") ended = true
-          resume(Effect.succeed(
-            outcome._tag === "Submitted" ? Option.some({ text: outcome.text, pasted: outcome.pasted }) : Option.none()
-          ))
-        }
-        const endGuard = () => {
-          timer = undefined
-          if (stopped) return
-          if (!drain().complete) {
-            timer = setTimeout(endGuard, options.guardMs)
-            return
-          }
-          // Everything queued until now is gone. The prompt goes up, and the terminal is drained once more:
-          // keys that came between that drain and this write (Mino held in between) were typed before the
-          // prompt was on the screen, and are ignored too; the prompt is then drawn again under its notice.
-          const before = InputGate.ignored(gate)
-          raw((InputGate.notice(before) ?? "") + prompt)
-          const late = drain()
-          if (stopped) return
-          // The prompt's line is cleared, or on a terminal without escapes (TERM=dumb) left behind.
-          const takeBack = options.animated ? "\r\u001b[K" : "\n"
-          if (!late.complete) {
-            raw(takeBack)
-            timer = setTimeout(endGuard, options.guardMs)
-            return
-          }
-          const after = InputGate.ignored(gate)
-          if (after !== before) raw(takeBack + (InputGate.notice(after) ?? "") + prompt)
-          // From here on input answers.
-          decoder = KeyDecoder.forget(decoder)
-          gate = InputGate.release(gate)
-          shown = promptOf(prompt, settle)
-          shown.drawn = layout(undefined, frame(shown, LineEditor.empty())).drawn
-          if (ended) settle({ _tag: "Ended", editor: LineEditor.empty() })
-        }
-        const seen = (how: "seen" | "forged") => {
-          if (repeat !== undefined) clearTimeout(repeat)
-          repeat = undefined
-          onSeen = undefined
-          sighting = Sighting.end(sighting)
-          if (how === "seen") timer = setTimeout(endGuard, options.guardMs)
-          else {
-            // Nothing typed can answer this question: it is denied, and input waits for the next prompt.
-            gate = InputGate.idle
-            resume(Effect.succeed(Option.some({ text: "", pasted: false, forgedReport: true })))
-          }
-        }
-        if (!options.animated || ended) seen("seen")
-        else {
-          // Reports read before the request is written answer nothing of this question.
-          drain()
-          if (stopped) return
-          const began = performance.now()
-          sighting = Sighting.begin(sighting)
-          onSeen = seen
-          const request = () => {
-            const column = Sighting.column(sighting, screenColumns(), () => randomInt(0, 1 << 30) / (1 << 30))
-            sighting = Sighting.asked(sighting, column)
-            raw(Sighting.request(column))
-            repeat = setTimeout(() => {
-              repeat = undefined
-              if (Sighting.onRepeat(sighting, performance.now() - began) === "give up") seen("seen")
-              else request()
-            }, Sighting.REPEAT_MS)
-          }
-          request()
-        }
-        return Effect.sync(() => {
-          if (timer !== undefined) clearTimeout(timer)
-          if (repeat !== undefined) clearTimeout(repeat)
-          onSeen = undefined
-          sighting = Sighting.end(sighting)
-          shown = undefined
-          gate = InputGate.close(gate)
-        })
-      })
-
-    return { readLine, ask } satisfies KeyReader
+    return {
+      readLine: (prompt, history, completions = []) => keys.readLine(prompt, history, completions),
+      ask: (prompt) => keys.ask(prompt)
+    } satisfies KeyReader
   })

@@ -50,24 +50,24 @@ const at = (reader: Reader): Run => ({ reader, acts: [] })
 /** A reader asked an approval question (the output takes no sighting): guarded, what waited discarded. */
 const guarded = (reader: Reader): Reader => {
   const asked = ReaderState.ask(reader, false)
-  if (asked._tag !== "Guarded") throw new Error(`not guarded: ${asked._tag}`)
-  return ReaderState.seen(asked.reader, "seen")
+  if (asked._tag !== "Ask" || asked.sight) throw new Error(`not asked: ${asked._tag}`)
+  return ReaderState.seen(ReaderState.guarded(reader), "seen")
 }
 
 /** A reader whose question waits for the answer to its request for `column`. */
 const sighting = (column: number): Reader => {
   const asked = ReaderState.ask(ReaderState.started(ReaderState.initial), true)
-  if (asked._tag !== "Guarded" || !asked.sight) throw new Error("no sighting")
-  const answered = chunk(at(asked.reader), "\u001b[1;1R").reader
+  if (asked._tag !== "Ask" || !asked.sight) throw new Error("no sighting")
+  const answered = chunk(at(ReaderState.guarded(ReaderState.started(ReaderState.initial))), "\u001b[1;1R").reader
   return ReaderState.requested(ReaderState.sightingBegun(answered), column)
 }
 
 const released = (reader: Reader): Reader => {
   const shown = ReaderState.guardDrained(reader, true, PROMPT)
   if (shown._tag !== "Show") throw new Error("not shown")
-  const end = ReaderState.promptDrained(reader, shown.before, true, PROMPT)
-  if (end._tag !== "Released") throw new Error(`not released: ${end._tag}`)
-  return end.reader
+  const end = ReaderState.promptDrained(reader, shown.before, true, PROMPT, true)
+  if (end._tag !== "Release") throw new Error(`not released: ${end._tag}`)
+  return ReaderState.released(reader).reader
 }
 
 const tags = (acts: ReadonlyArray<Act>) => acts.map((act) => (act._tag === "Seen" ? `Seen ${act.how}` : act._tag))
@@ -104,22 +104,26 @@ describe("ReaderState: one event at a time", () => {
     const shown = ReaderState.guardDrained(before, true, PROMPT)
     expect(shown).toMatchObject({ _tag: "Show", text: `(ignored 1 line(s) typed before this question)\n${PROMPT}` })
     if (shown._tag !== "Show") return
-    expect(ReaderState.promptDrained(before, shown.before, false, PROMPT)).toEqual({ _tag: "Again", text: ReaderState.ERASE_ROW })
-    const quiet = ReaderState.promptDrained(before, shown.before, true, PROMPT)
-    expect(quiet).toMatchObject({ _tag: "Released", text: undefined, settled: undefined })
+    expect(ReaderState.promptDrained(before, shown.before, false, PROMPT, true)).toEqual({ _tag: "Again", text: ReaderState.ERASE_ROW })
+    // A terminal without escapes (TERM=dumb): the prompt's row is left behind, a new line taken.
+    expect(ReaderState.promptDrained(before, shown.before, false, PROMPT, false)).toEqual({ _tag: "Again", text: "\n" })
+    expect(ReaderState.promptDrained(before, shown.before, true, PROMPT, true)).toEqual({ _tag: "Release", text: undefined })
     const late = chunk(at(before), "y\r").reader
-    const redrawn = ReaderState.promptDrained(late, shown.before, true, PROMPT)
-    expect(redrawn).toMatchObject({ _tag: "Released", text: `${ReaderState.ERASE_ROW}(ignored 2 line(s) typed before this question)\n${PROMPT}` })
-    if (redrawn._tag !== "Released") return
-    expect(redrawn.reader.gate._tag === "Reading" && LineEditor.length(redrawn.reader.gate.editor)).toBe(0)
+    expect(ReaderState.promptDrained(late, shown.before, true, PROMPT, true)).toEqual({
+      _tag: "Release",
+      text: `${ReaderState.ERASE_ROW}(ignored 2 line(s) typed before this question)\n${PROMPT}`
+    })
+    const release = ReaderState.released(late)
+    expect(release.settled).toBeUndefined()
+    expect(release.reader.gate._tag === "Reading" && LineEditor.length(release.reader.gate.editor)).toBe(0)
     // A sequence cut across the release is forgotten: its rest is typed, never a key made of both sides.
     const cut = chunk(at(before), "\u001b[").reader
     const after = released(cut)
     expect(chunk(at(after), "A").acts).toEqual([{ _tag: "Redraw" }])
     expect(after.gate._tag === "Reading" && LineEditor.length(after.gate.editor)).toBe(0)
     // Stopped while the prompt went up: nothing more. Input ended meanwhile: the question ends.
-    expect(ReaderState.promptDrained({ ...late, stopped: true }, shown.before, true, PROMPT)).toEqual({ _tag: "Stopped" })
-    expect(ReaderState.promptDrained({ ...late, ended: true }, shown.before, true, PROMPT)).toMatchObject({ _tag: "Released", settled: { _tag: "Ended" } })
+    expect(ReaderState.promptDrained({ ...late, stopped: true }, shown.before, true, PROMPT, true)).toEqual({ _tag: "Stopped" })
+    expect(ReaderState.released({ ...late, ended: true }).settled?._tag).toBe("Ended")
   })
 
   it("after a stop no question is asked; after the end of input every prompt ends at once", () => {
@@ -175,14 +179,14 @@ describe("ReaderState: generated questions played as KeyReader plays them", () =
           notice = shown.text
           run = chunks(run, step.late)
           typedBefore = [...typedBefore, ...step.late]
-          const end = ReaderState.promptDrained(run.reader, shown.before, step.lateComplete || last, PROMPT)
+          const end = ReaderState.promptDrained(run.reader, shown.before, step.lateComplete || last, PROMPT, true)
           if (end._tag === "Stopped") throw new Error("no stop key was typed")
           if (end._tag === "Again") continue
           if (end.text !== undefined) {
             redrawn++
             notice = end.text.slice(ReaderState.ERASE_ROW.length)
           }
-          releasedAt = end.reader
+          releasedAt = ReaderState.released(run.reader).reader
           break
         }
         // Until the release, nothing settled: no answer was taken.

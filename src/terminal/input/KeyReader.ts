@@ -390,7 +390,7 @@ class Question {
       return false
     }
     keys.assertModes()
-    keys.state = asked.reader
+    keys.state = ReaderState.guarded(keys.state)
     if (!asked.sight) return this.sightless()
     // Reports read before the request is written answer nothing of this question.
     keys.drain()
@@ -457,9 +457,10 @@ class Question {
     }
     if (drained.text !== undefined) keys.options.raw(drained.text)
     // From here on input answers.
-    keys.state = drained.reader
+    const release = ReaderState.released(keys.state)
+    keys.state = release.reader
     keys.prompt = { shown: ShownPrompt.written(ShownPrompt.of(this.prompt), keys.screen()), done: this.settle }
-    if (drained.settled !== undefined) this.settle(drained.settled)
+    if (release.settled !== undefined) this.settle(release.settled)
   }
 
   private guardAgain(): void {

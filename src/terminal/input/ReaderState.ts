@@ -173,19 +173,21 @@ export const questionClosed = (reader: Reader): Reader => ({
 
 /**
  * An approval question's screen is written: `Never` after a stop key (the
- * stop ends the wait), `Ended` once input has; else input is ignored from now
- * on, and the question waits for its screen to be seen (`sight`, where the
- * output is `animated`) or goes straight to the guard.
+ * stop ends the wait), `Ended` once input has; else it is asked (`guarded`),
+ * and waits for its screen to be seen (`sight`, where the output is
+ * `animated`) or goes straight to the guard.
  */
 export const ask = (reader: Reader, animated: boolean): { readonly _tag: "Never" } | { readonly _tag: "Ended" } | {
-  readonly _tag: "Guarded"
-  readonly reader: Reader
+  readonly _tag: "Ask"
   readonly sight: boolean
 } => {
   if (reader.stopped) return { _tag: "Never" }
   if (reader.ended) return { _tag: "Ended" }
-  return { _tag: "Guarded", reader: { ...reader, gate: InputGate.guard(reader.gate) }, sight: animated }
+  return { _tag: "Ask", sight: animated }
 }
+
+/** The question is asked: input is ignored from now on (what waited too), until `released`. */
+export const guarded = (reader: Reader): Reader => ({ ...reader, gate: InputGate.guard(reader.gate) })
 
 /** The question starts waiting for its screen to be seen. */
 export const sightingBegun = (reader: Reader): Reader => ({ ...reader, sighting: Sighting.begin(reader.sighting) })
@@ -221,24 +223,27 @@ export const guardDrained = (reader: Reader, complete: boolean, prompt: string):
  * The prompt is written and the terminal drained once more. Keys that came
  * between the last drain and the write were typed before the prompt was on
  * the screen: they were ignored too, and the prompt is drawn again under its
- * notice (`text`). Then the question takes input, in an empty line, with no
- * sequence cut across this moment (`released`); it ends at once (`settled`)
- * when input has. Input still pouring in: the prompt is taken back and the guard
+ * notice (`text`, when anything more was ignored); then the question is
+ * `released`. Input still pouring in: the prompt is taken back and the guard
  * stays up (`Again`). After a stop key: nothing more (`Stopped`).
  */
 export const promptDrained = (reader: Reader, before: InputGate.Ignored, complete: boolean, prompt: string, animated: boolean):
   | { readonly _tag: "Stopped" }
   | { readonly _tag: "Again"; readonly text: string }
-  | { readonly _tag: "Released"; readonly reader: Reader; readonly text: string | undefined; readonly settled: Settled | undefined } =>
+  | { readonly _tag: "Release"; readonly text: string | undefined } =>
 {
   if (reader.stopped) return { _tag: "Stopped" }
   if (!complete) return { _tag: "Again", text: takeBack(animated) }
   const after = InputGate.ignored(reader.gate)
-  return {
-    _tag: "Released",
-    reader: { ...reader, decoder: KeyDecoder.forget(reader.decoder), gate: InputGate.release(reader.gate) },
-    // The tally is a new record once anything more was ignored.
-    text: after !== before ? takeBack(animated) + (InputGate.notice(after) ?? "") + prompt : undefined,
-    settled: reader.ended ? { _tag: "Ended", editor: LineEditor.empty() } : undefined
-  }
+  // The tally is a new record once anything more was ignored.
+  return { _tag: "Release", text: after !== before ? takeBack(animated) + (InputGate.notice(after) ?? "") + prompt : undefined }
 }
+
+/**
+ * The guard is over: the question takes input, in an empty line, with no
+ * sequence cut across this moment; it ends at once (`settled`) when input has.
+ */
+export const released = (reader: Reader): { readonly reader: Reader; readonly settled: Settled | undefined } => ({
+  reader: { ...reader, decoder: KeyDecoder.forget(reader.decoder), gate: InputGate.release(reader.gate) },
+  settled: reader.ended ? { _tag: "Ended", editor: LineEditor.empty() } : undefined
+})

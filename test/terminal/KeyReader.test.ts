@@ -16,6 +16,7 @@ import type { Input } from "../../src/terminal/input/KeyDecoder.js"
 import * as LineEditor from "../../src/terminal/input/LineEditor.js"
 import { Secrets } from "../../src/security/Secrets.js"
 import { Terminal } from "../../src/terminal/Terminal.js"
+import * as KeyReader from "../../src/terminal/input/KeyReader.js"
 
 const text = (value: string): Input => ({ _tag: "Text", text: value })
 const enter: Input = { _tag: "Key", name: "enter", ctrl: false, meta: false }
@@ -218,4 +219,58 @@ describe("KeyReader waits until the terminal has drawn the question", () => {
       input.write("y\r")
       expect(yield* Fiber.join(asking)).toEqual(Option.some({ text: "y", pasted: false }))
     }), { timeout: 20_000 })
+})
+
+describe("KeyReader's shell over its core (ReaderState)", () => {
+  /** A key reader over streams, with what it wrote and the stops it requested. */
+  const reader = (guardMs: number) =>
+    Effect.gen(function*() {
+      const input = new PassThrough()
+      let written = ""
+      const stops: Array<string> = []
+      const keys = yield* KeyReader.make({
+        input,
+        output: new PassThrough(),
+        raw: (text) => void (written += text),
+        animated: true,
+        onStopKey: (key) => void stops.push(key),
+        guardMs
+      })
+      const waitFor = (done: () => boolean) =>
+        Effect.gen(function*() {
+          while (!done()) yield* Effect.sleep("10 millis")
+        })
+      return { keys, input, screen: () => written, stops, waitFor }
+    })
+
+  it.scopedLive("a stop key gives the terminal back and requests the stop before anything else in its chunk is read; nothing after it is read", () =>
+    Effect.gen(function*() {
+      const { keys, input, screen, stops, waitFor } = yield* reader(50)
+      const reading = yield* Effect.fork(keys.readLine("You> ", []))
+      yield* waitFor(() => screen().includes("You> "))
+      input.write("ab\u0003cd\r")
+      yield* waitFor(() => stops.length > 0)
+      expect(stops).toEqual(["interrupt"])
+      // Bracketed paste turned off, and the line never took the keys around the stop.
+      expect(screen()).toContain("\u001b[?2004l")
+      expect(screen()).not.toMatch(/ab|cd/)
+      input.write("\u001c y\r")
+      yield* Effect.sleep("100 millis")
+      expect(stops).toEqual(["interrupt"])
+      expect(Option.isNone(yield* Fiber.poll(reading))).toBe(true)
+      yield* Fiber.interrupt(reading)
+    }))
+
+  it.scopedLive("input that ends while a question waits for its screen to be seen: the guard still runs to its end, and the question ends unanswered", () =>
+    Effect.gen(function*() {
+      const { keys, input, screen } = yield* reader(50)
+      input.write("\u001b[1;1R")
+      yield* Effect.sleep("50 millis")
+      const asking = yield* Effect.fork(keys.ask("Approve? "))
+      yield* Effect.sleep("50 millis")
+      input.write("y\r")
+      input.end()
+      expect(yield* Fiber.join(asking)).toEqual(Option.none())
+      expect(screen()).toContain("(ignored 1 line(s) typed before this question)\nApprove? ")
+    }))
 })

@@ -151,10 +151,10 @@ const floorSample = (file: number, agent: Http.Agent, port: number, cwd: string)
  * (parsing the growing request bodies, writing the events) is then not done on Mino's
  * event loop between Mino's own steps.
  */
-const modelProcess = (steps: number) =>
+const modelProcess = (steps: number, delayMs = 0, mode = "model") =>
   Effect.acquireRelease(
     Effect.async<{ readonly child: ChildProcess; readonly url: string; readonly port: number }>((resume) => {
-      const child = spawn(process.execPath, [process.argv[1] ?? "", "model", JSON.stringify({ steps })], { stdio: ["pipe", "pipe", "inherit"] })
+      const child = spawn(process.execPath, [process.argv[1] ?? "", mode, JSON.stringify({ steps, delayMs })], { stdio: ["pipe", "pipe", "inherit"] })
       let output = ""
       child.stdout.setEncoding("utf8")
       child.stdout.on("data", (text: string) => {
@@ -169,20 +169,31 @@ const modelProcess = (steps: number) =>
 
 const ModelAddress = Schema.Struct({ url: Schema.String, port: Schema.Int })
 
+const ModelOptions = Schema.Struct({
+  steps: Schema.Int,
+  announce: Schema.optional(Schema.Boolean),
+  /** How long the model takes to answer once a request's body has arrived. */
+  delayMs: Schema.optional(Schema.Number)
+})
+
 /**
  * Serves the step model until standard input closes. With `announce`, one line
  * `{"request":<epoch ms>}` on stdout as each request's body has arrived (the
- * start-up bench times a question from the keyboard to the model with it).
+ * start-up bench times a question from the keyboard to the model with it). With
+ * `delayMs`, each answer starts that long after its request arrived, as a real
+ * model's does: a client's work after sending (freeing a large body, a collection)
+ * then falls in the wait, not in what follows the answer.
  */
-const model = (options: { readonly steps: number; readonly announce?: boolean | undefined }) =>
+const model = (options: typeof ModelOptions.Type) =>
   Effect.gen(function*() {
     const reply = stepModel(options.steps)
+    const delay = Math.max(0, options.delayMs ?? 0)
     const server = yield* ResponsesServer.make((request) =>
       Effect.zipRight(
         Effect.sync(() => {
           if (options.announce === true) process.stdout.write(JSON.stringify({ request: performance.timeOrigin + performance.now() }) + "\n")
         }),
-        reply(request)
+        delay === 0 ? reply(request) : Effect.delay(reply(request), delay)
       )
     )
     process.stdout.write(JSON.stringify({ url: server.url, port: server.port }) + "\n")
@@ -442,7 +453,15 @@ const overflow = (options: typeof OverflowOptions.Type) =>
 // ---------------------------------------------------------------------------
 // scale
 
-const ScaleOptions = Schema.Struct({ dir: Schema.String, home: Schema.String, turns: Schema.Int })
+const ScaleOptions = Schema.Struct({
+  dir: Schema.String,
+  home: Schema.String,
+  turns: Schema.Int,
+  /** How long the loopback model takes to answer (see `model`). */
+  modelDelayMs: Schema.optional(Schema.Number),
+  /** Only open the session (the restore's time), no turns: the start-up floor's empty open. */
+  openOnly: Schema.optional(Schema.Boolean)
+})
 
 /** One POST of `body` to the loopback model, its reply read to the end. */
 const post = (agent: Http.Agent, port: number, body: string | Buffer): Promise<void> =>
@@ -462,7 +481,7 @@ const scale = (options: typeof ScaleOptions.Type) =>
   Effect.gen(function*() {
     const cwd = tempDir(options.dir, "work")
     // Text answers only: every turn is one request.
-    const server = yield* modelProcess(0)
+    const server = yield* modelProcess(0, options.modelDelayMs ?? 0)
     let completedAt = 0
     let respondCpu = 0
     const model = Layer.effect(
@@ -498,6 +517,7 @@ const scale = (options: typeof ScaleOptions.Type) =>
       const agent = yield* Agent
       const store = yield* SessionStore
       const restoreMs = now() - opening
+      if (options.openOnly === true) return { restoreMs }
       const toPrompt: Array<number> = []
       const requestCpu: Array<number> = []
       const floorCpu: Array<number> = []
@@ -553,7 +573,7 @@ const program: Effect.Effect<unknown, unknown> =
           : mode === "scale"
             ? Effect.suspend(() => scale(options(ScaleOptions)))
           : mode === "model"
-            ? Effect.suspend(() => model(options(Schema.Struct({ steps: Schema.Int, announce: Schema.optional(Schema.Boolean) }))))
+            ? Effect.suspend(() => model(options(ModelOptions)))
           : Effect.fail(`unknown mode ${JSON.stringify(mode)}`)
 
 Effect.runPromise(program).then(

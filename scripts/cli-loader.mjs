@@ -16,6 +16,12 @@
 // V8 rejects a cache from another V8 version or other flags, and checks only the
 // source's length, so a cache file is named after the build's content hash. A cache
 // that cannot be read or written only costs time.
+// Each installation (the directory its build lies in) keeps its own caches, named
+// after a hash of that directory: a start removes only its own installation's caches
+// of other builds or Node versions, never another's (two checkouts, or two installed
+// versions, used side by side would otherwise remove each other's caches and compile
+// on every start); another installation's caches are removed once unused for a month
+// (that installation is likely gone), as are caches named before installations were.
 // A cache is code: V8 runs what it holds in place of the source. So the user cache is
 // read only from a file opened without following a link and, on that open file, a
 // regular file owned by this process's effective user that no group or other may
@@ -25,6 +31,7 @@
 // with the user's HOME) neither runs nor writes the user's cache.
 // NODE_DISABLE_COMPILE_CACHE=1 turns the user cache off, as it does in later Node versions.
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeSync } from "node:fs"
+import { createHash } from "node:crypto"
 import { createRequire } from "node:module"
 import { dirname, isAbsolute, join } from "node:path"
 import { Script } from "node:vm"
@@ -37,6 +44,7 @@ export const wrap = (source) => `(function (exports, require, module, __filename
 export const start = (dir, entry, buildId) => {
   const nodeRequire = createRequire(join(dir, entry))
   const userDir = userCacheDirectory()
+  const prefix = `cli-${installation(dir)}-${buildId}-`
   const loaded = new Map()
   // The caches to write at exit: the files that had no valid one in the user's cache.
   const unsaved = []
@@ -48,7 +56,7 @@ export const start = (dir, entry, buildId) => {
     const source = readFileSync(filename, "latin1")
     const compile = (cachedData) => new Script(wrap(source), { filename, ...(cachedData === undefined ? {} : { cachedData }) })
     const buildCache = () => readBuildCache(filename.replace(/\.cjs$/, ".v8"))
-    const userCache = userDir === undefined ? undefined : join(userDir, `cli-${buildId}-${name.replace(/\.cjs$/, "")}-${process.version}-${process.arch}.v8`)
+    const userCache = userDir === undefined ? undefined : join(userDir, `${prefix}${name.replace(/\.cjs$/, "")}-${process.version}-${process.arch}.v8`)
     const userData = userCache === undefined ? undefined : readOwnCache(userCache)
     let script = compile(userData ?? buildCache())
     // Made under other V8 flags (NODE_OPTIONS): V8 says so before reading it, and the build's may still do.
@@ -66,7 +74,7 @@ export const start = (dir, entry, buildId) => {
     if (globalThis[Symbol.for("mino.configurationChecked")] !== true || userDir === undefined || unsaved.length === 0) return
     if (!ownDirectoryMade(userDir)) return
     for (const [file, script] of unsaved) writeCache(file, script)
-    removeOthers(userDir, buildId)
+    removeOthers(userDir, prefix)
   })
   load(entry)
 }
@@ -190,14 +198,43 @@ const writeCache = (file, script) => {
   }
 }
 
-/** Caches of other builds or Node versions: this build's are the ones in use now. */
-const removeOthers = (dir, buildId) => {
+/** The installation a build lies in (its directory), as the first part of its caches' names. */
+const installation = (dir) => createHash("sha256").update(dir).digest("hex").slice(0, 16)
+
+/** A cache name of this loader: `cli-<installation>-<build>-<file>-<node>-<arch>.v8`; the installation's 16 hex digits. */
+const CACHE_NAME = /^cli-([0-9a-f]{16})-[0-9a-f]{16}-.+\.v8$/
+
+/** Another installation's caches unused this long are removed (that installation is likely gone). */
+const UNUSED_MS = 30 * 24 * 60 * 60 * 1000
+
+/**
+ * Caches of this installation's other builds or Node versions (this build's are the
+ * ones in use now), another installation's unused for a month, and ones named before
+ * installations were (`cli-<build>-<file>-...`).
+ */
+const removeOthers = (dir, prefix) => {
+  const own = prefix.slice(0, "cli-".length + 16)
   try {
     for (const name of readdirSync(dir)) {
-      const ours = name.startsWith(`cli-${buildId}-`) && name.endsWith(`-${process.version}-${process.arch}.v8`)
-      if (name.startsWith("cli-") && name.endsWith(".v8") && !ours) rmSync(join(dir, name), { force: true })
+      if (!name.startsWith("cli-") || !name.endsWith(".v8")) continue
+      if (name.startsWith(prefix) && name.endsWith(`-${process.version}-${process.arch}.v8`)) continue
+      const file = join(dir, name)
+      const named = CACHE_NAME.exec(name)
+      const another = named !== null && !name.startsWith(`${own}-`)
+      if (another && !unusedFor(file, UNUSED_MS)) continue
+      rmSync(file, { force: true })
     }
   } catch {
     // Left for the next build's start to remove.
+  }
+}
+
+/** Whether `file` was neither read nor written for `ms` (its newer of access and change times). */
+const unusedFor = (file, ms) => {
+  try {
+    const stats = lstatSync(file)
+    return Date.now() - Math.max(stats.atimeMs, stats.mtimeMs) > ms
+  } catch {
+    return false
   }
 }

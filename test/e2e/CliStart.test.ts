@@ -1,8 +1,10 @@
 /**
  * How `mino` starts (scripts/cli-loader.mjs over the split build of
  * scripts/build.mjs): each part of the build that a run loads gets a V8 code
- * cache of its own under `~/.cache/mino`, named by the build and the Node that
- * made it; other builds' caches are removed; a damaged cache only costs time;
+ * cache of its own under `~/.cache/mino`, named by its installation, the build
+ * and the Node that made it; the installation's caches of other builds are
+ * removed, another installation's are kept (unless unused for a month); a
+ * damaged cache only costs time;
  * `NODE_DISABLE_COMPILE_CACHE=1` writes none; and a chat does not load the
  * commands that only print.
  */
@@ -12,7 +14,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { environment, ROOT, runPlain, sandbox } from "../support/MinoProcess.js"
 
-const CACHE_NAME = /^cli-([0-9a-f]{16})-(.+)-(v\d+\.\d+\.\d+)-([a-z0-9]+)\.v8$/
+const CACHE_NAME = /^cli-([0-9a-f]{16})-([0-9a-f]{16})-(.+)-(v\d+\.\d+\.\d+)-([a-z0-9]+)\.v8$/
 
 const cacheFiles = (home: string): ReadonlyArray<string> => {
   const dir = path.join(home, ".cache", "mino")
@@ -37,11 +39,12 @@ describe("mino's start-up code cache", () => {
       const parsed = names.map((name) => CACHE_NAME.exec(name))
       expect(parsed.every((match) => match !== null)).toBe(true)
       const matches = parsed.filter((match) => match !== null)
-      // One build, this Node.
+      // One installation, one build, this Node.
       expect(new Set(matches.map((match) => match[1])).size).toBe(1)
-      expect(matches.every((match) => match[3] === process.version && match[4] === process.arch)).toBe(true)
+      expect(new Set(matches.map((match) => match[2])).size).toBe(1)
+      expect(matches.every((match) => match[4] === process.version && match[5] === process.arch)).toBe(true)
       // Each names a file of the build; a chat loaded its start, its Agent and the SDK, not Print.
-      const parts = matches.map((match) => match[2]!)
+      const parts = matches.map((match) => match[3]!)
       for (const part of parts) expect(fs.existsSync(path.join(ROOT, "dist", "cli", `${part}.cjs`))).toBe(true)
       expect(parts).toEqual(expect.arrayContaining(["app", "openai"]))
       expect(parts.some((part) => part.startsWith("ChatAgent-"))).toBe(true)
@@ -51,21 +54,33 @@ describe("mino's start-up code cache", () => {
       expect(names.filter((name) => !name.endsWith(".v8"))).toEqual([])
     }))
 
-  it.scopedLive("a damaged cache only costs time and is rewritten; other builds' and Node versions' caches are removed", () =>
+  it.scopedLive("a damaged cache only costs time and is rewritten; this installation's caches of other builds and Node versions are removed, another's are kept until unused for a month", () =>
     Effect.gen(function*() {
       const box = yield* sandbox
       const first = yield* demoTurn(box.home, box.cwd)
       const dir = path.join(box.home, ".cache", "mino")
       const names = cacheFiles(box.home)
       const [app, other] = [names.find((name) => name.includes("-app-"))!, names.find((name) => name.includes("-chunk-"))!]
-      const buildId = CACHE_NAME.exec(app)![1]!
+      const [, install, buildId] = CACHE_NAME.exec(app)!
       const fullSize = fs.statSync(path.join(dir, app)).size
       // Cut in half; and bytes that are no cache at all, at the same length.
       fs.truncateSync(path.join(dir, app), Math.floor(fullSize / 2))
       const otherSize = fs.statSync(path.join(dir, other)).size
       fs.writeFileSync(path.join(dir, other), Buffer.alloc(otherSize, 0x5a))
-      const stale = [`cli-0123456789abcdef-app-${process.version}-${process.arch}.v8`, `cli-${buildId}-app-v1.0.0-${process.arch}.v8`]
+      const stale = [
+        // Another build and another Node of this installation, and a name from before installations were.
+        `cli-${install}-0123456789abcdef-app-${process.version}-${process.arch}.v8`,
+        `cli-${install}-${buildId}-app-v1.0.0-${process.arch}.v8`,
+        `cli-0123456789abcdef-app-${process.version}-${process.arch}.v8`,
+        // Another installation's, unused for 31 days.
+        `cli-fedcba9876543210-0123456789abcdef-app-${process.version}-${process.arch}.v8`
+      ]
       for (const name of stale) fs.writeFileSync(path.join(dir, name), "stale")
+      const monthAgo = new Date(Date.now() - 31 * 24 * 60 * 60 * 1000)
+      fs.utimesSync(path.join(dir, stale[3]!), monthAgo, monthAgo)
+      // Another installation's in use (another checkout's build, a side-by-side run): kept.
+      const kept = [`cli-fedcba9876543211-0123456789abcdef-app-${process.version}-${process.arch}.v8`, `cli-fedcba9876543211-${buildId}-app-${process.version}-${process.arch}.v8`]
+      for (const name of kept) fs.writeFileSync(path.join(dir, name), "another installation's")
 
       const second = yield* demoTurn(box.home, box.cwd)
       // The same turn (only the banner's conversation line differs: it continues the first).
@@ -73,7 +88,7 @@ describe("mino's start-up code cache", () => {
       expect(turn(second)).toBe(turn(first))
       const after = cacheFiles(box.home)
       for (const name of stale) expect(after).not.toContain(name)
-      expect(after).toEqual(names)
+      expect(after).toEqual([...names, ...kept].sort())
       expect(fs.statSync(path.join(dir, app)).size).toBeGreaterThan(Math.floor(fullSize / 2))
       expect(fs.readFileSync(path.join(dir, other)).every((byte) => byte === 0x5a)).toBe(false)
     }))

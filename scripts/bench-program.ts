@@ -558,6 +558,146 @@ const scale = (options: typeof ScaleOptions.Type) =>
   }).pipe(Effect.scoped)
 
 // ---------------------------------------------------------------------------
+// long: a long session's memory
+
+const LongOptions = Schema.Struct({
+  dir: Schema.String,
+  /** A home whose `bench` session holds the restored turns (written by bench.mjs). */
+  home: Schema.String,
+  /** Live turns run after the restore, each `requests` requests and `calls` calls in all (the last request: the answer). */
+  turns: Schema.Int,
+  requests: Schema.Int,
+  calls: Schema.Int,
+  /** About how many bytes each call's command prints. */
+  outputBytes: Schema.Int
+})
+
+const LongModelOptions = Schema.Struct({ requests: Schema.Int, calls: Schema.Int, command: Schema.String })
+
+/**
+ * The long session's model, in its own process: each turn `requests - 1` responses
+ * with `calls` calls of `command` in all, then an answer. It counts a request's bytes and keeps
+ * none of them (the step model keeps every parsed request, which at hundreds of
+ * megabytes each is not this bench's subject). `GET /last` answers the size of the
+ * last request's body.
+ */
+const longModel = (options: typeof LongModelOptions.Type) =>
+  Effect.async<void>((resume) => {
+    let served = 0
+    let last = 0
+    const server = Http.createServer((request, response) => {
+      if (request.method === "GET") {
+        response.end(JSON.stringify({ bytes: last }))
+        return
+      }
+      let bytes = 0
+      request.on("data", (chunk: Buffer) => (bytes += chunk.length))
+      request.on("end", () => {
+        last = bytes
+        const n = served++
+        const k = n % options.requests
+        // The turn's calls spread over its requests but the last (bench.mjs `callsIn`).
+        const calls = Math.floor((options.calls * (k + 1)) / (options.requests - 1)) - Math.floor((options.calls * k) / (options.requests - 1))
+        const steps = k === options.requests - 1
+          ? ResponsesServer.textResponse("Done.")
+          : ResponsesServer.toolCallResponse(
+            Array.from({ length: calls }, (_, i) => ({ call_id: `call_long_${n}_${i}`, name: "bash", arguments: JSON.stringify({ command: options.command }) })),
+            { reasoning: { encrypted_content: `gAAAAB${"x".repeat(400)}` } }
+          )
+        response.writeHead(200, { "content-type": "text/event-stream" })
+        let sequence = 0
+        for (const step of steps) {
+          if (typeof step === "object" && "type" in step) response.write(`event: ${step.type}\ndata: ${JSON.stringify({ ...step, sequence_number: sequence++ })}\n\n`)
+        }
+        response.end()
+      })
+    })
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      process.stdout.write(JSON.stringify({ url: `http://127.0.0.1:${port}/v1`, port }) + "\n")
+    })
+    process.stdin.on("end", () => server.close(() => resume(Effect.void)))
+    process.stdin.resume()
+  })
+
+/** The resident set now, in bytes, after a full collection (the bench runs `long` with --expose-gc). */
+const residentAfterCollection = (): number => {
+  const collect = (globalThis as { gc?: () => void }).gc
+  if (collect === undefined) throw new Error("long runs with --expose-gc")
+  collect()
+  return process.memoryUsage().rss
+}
+
+/** The size of the last request body the long model received. */
+const lastRequestBytes = (port: number): Promise<number> =>
+  new Promise((resolve, reject) => {
+    Http.get({ host: "127.0.0.1", port, path: "/last" }, (response) => {
+      let text = ""
+      response.setEncoding("utf8")
+      response.on("data", (chunk: string) => (text += chunk))
+      response.on("end", () => resolve(Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({ bytes: Schema.Number })))(text).bytes))
+    }).on("error", reject)
+  })
+
+/**
+ * A long session: the one in `home` opened (restored), then `turns` live turns of
+ * `requests` requests of `calls` calls each, with the real layers; the resident set
+ * before opening it, at its peak, and after the turns (after a full collection),
+ * beside the size of the last request's body (the history as sent).
+ */
+const long = (options: typeof LongOptions.Type) =>
+  Effect.gen(function*() {
+    const cwd = tempDir(options.dir, "work")
+    // The commands' output: lines of a directory listing, about `outputBytes` of them.
+    const line = "-rw-r--r--  1 mino mino   4096 Dec  4 12:00 src/model/request/History.ts\n"
+    Fs.writeFileSync(Path.join(cwd, "listing.txt"), line.repeat(Math.ceil(options.outputBytes / line.length)).slice(0, options.outputBytes))
+    const command = "cat listing.txt"
+    const server = yield* Effect.acquireRelease(
+      Effect.async<{ readonly child: ChildProcess; readonly url: string; readonly port: number }>((resume) => {
+        const child = spawn(process.execPath, [process.argv[1] ?? "", "long-model", JSON.stringify({ requests: options.requests, calls: options.calls, command })], {
+          stdio: ["pipe", "pipe", "inherit"]
+        })
+        let output = ""
+        child.stdout.setEncoding("utf8")
+        child.stdout.on("data", (text: string) => {
+          output += text
+          if (!output.includes("\n")) return
+          const { url, port } = Schema.decodeUnknownSync(Schema.parseJson(ModelAddress))(output.trim())
+          resume(Effect.succeed({ child, url, port }))
+        })
+      }),
+      ({ child }) => Effect.sync(() => child.kill())
+    )
+    const before = residentAfterCollection()
+    const layer = Mino.layer({
+      apiKey: "bench",
+      protectKey: false,
+      modelClient: ModelClient.layer({ baseURL: server.url }),
+      model: "bench",
+      instructions: "Run the commands.",
+      session: { home: options.home, sessionId: "bench" },
+      bash: { cwd, parentEnv: process.env },
+      approver: Approver.layerStatic(() => true)
+    })
+    return yield* Effect.gen(function*() {
+      const agent = yield* Agent
+      const restored = residentAfterCollection()
+      const started = now()
+      for (let turn = 0; turn < options.turns; turn++) {
+        const outcome = yield* agent.turn(`Run the listing ${options.calls} times.`, () => Effect.void)
+        if (outcome.status !== "completed") throw new Error(`a long-session turn ended ${outcome.status}: ${outcome.reason ?? ""}`)
+      }
+      const turnsMs = now() - started
+      // The peak first: a collection can only lower what is resident.
+      const peak = process.resourceUsage().maxRSS * 1024
+      const after = residentAfterCollection()
+      const history = yield* Effect.promise(() => lastRequestBytes(server.port))
+      return { before, restored, peak, after, history, turnsMs, requests: options.turns * options.requests }
+    }).pipe(Effect.provide(layer))
+  }).pipe(Effect.scoped)
+
+// ---------------------------------------------------------------------------
 
 const [mode = "", json = "{}"] = process.argv.slice(2)
 const options = <A, I>(schema: Schema.Schema<A, I>): A => Schema.decodeUnknownSync(Schema.parseJson(schema))(json)
@@ -572,6 +712,10 @@ const program: Effect.Effect<unknown, unknown> =
           ? Effect.suspend(() => overflow(options(OverflowOptions)))
           : mode === "scale"
             ? Effect.suspend(() => scale(options(ScaleOptions)))
+          : mode === "long"
+            ? Effect.suspend(() => long(options(LongOptions)))
+          : mode === "long-model"
+            ? Effect.suspend(() => longModel(options(LongModelOptions)))
           : mode === "model"
             ? Effect.suspend(() => model(options(ModelOptions)))
           : Effect.fail(`unknown mode ${JSON.stringify(mode)}`)

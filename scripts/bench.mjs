@@ -39,7 +39,7 @@ const SCRATCH = realpathSync(mkdtempSync(join(tmpdir(), "mino-bench-")))
 // MINO_BENCH_KEEP=1 leaves the scratch directory (its session files, the built bench program) for a closer look.
 process.on("exit", () => process.env["MINO_BENCH_KEEP"] === undefined && rmSync(SCRATCH, { recursive: true, force: true }))
 
-const GOALS = { start: 2, ptyStart: 2, firstQuestion: 1.5, step: 1.5, stepCpu: 2, restore: 1.3, restoreMemory: 2, overflow: 2, prompt: 1.5, request: 2, startWithRecords: 1 }
+const GOALS = { start: 2, ptyStart: 2, firstQuestion: 1.5, step: 1.5, stepCpu: 2, restore: 1.3, restoreMemory: 2, overflow: 2, prompt: 1.5, request: 2, startWithRecords: 1, longMemory: 1.5 }
 
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b)
@@ -505,6 +505,100 @@ const startWithRecords = async (results, emptyOpen) => {
 }
 
 // ---------------------------------------------------------------------------
+// f) a long session's memory
+
+/**
+ * The long session: `turns` turns of `requests` requests each (a turn's most), the
+ * first `requests - 1` answered with `calls` calls in all (a turn's most), whose
+ * results print `outputBytes` (lines of a listing), the last with a message: some
+ * 200 MB of history.
+ */
+const LONG = { turns: 200, requests: 8, calls: 16, outputBytes: 60_000 }
+
+/** How many of a turn's `calls` calls its request `k` (of the first `requests - 1`) asks for. */
+export const callsIn = (k, requests, calls) => Math.floor((calls * (k + 1)) / (requests - 1)) - Math.floor((calls * k) / (requests - 1))
+
+/** Writes a session of `turns` completed turns of the long session's shape; resolves its size in bytes. */
+export const writeLongSession = (file, { turns, requests, calls, outputBytes }) =>
+  new Promise((resolve, reject) => {
+    const out = createWriteStream(file, { mode: 0o600 })
+    out.on("error", reject)
+    const line = "-rw-r--r--  1 mino mino   4096 Dec  4 12:00 src/model/request/History.ts\n"
+    const output = line.repeat(Math.ceil(outputBytes / line.length)).slice(0, outputBytes)
+    let time = Date.parse("2026-01-01T00:00:00Z")
+    let chunk = ""
+    const put = (record) => {
+      time += 10
+      chunk += JSON.stringify({ ...record, time: new Date(time).toISOString() }) + "\n"
+    }
+    const write = async () => {
+      for (let turn = 1; turn <= turns; turn++) {
+        const turnId = `00000000-0000-4000-8000-${turn.toString(16).padStart(12, "0")}`
+        put({ type: "user_input", turn_id: turnId, text: `Run the listing ${calls} times.` })
+        for (let request = 0; request < requests - 1; request++) {
+          const ids = Array.from({ length: callsIn(request, requests, calls) }, (_, i) => `call_${turn}_${request}_${i}`)
+          put({
+            type: "model_response",
+            turn_id: turnId,
+            response_id: `resp_${turn}_${request}`,
+            output: [
+              { id: `rs_${turn}_${request}`, type: "reasoning", encrypted_content: `gAAAAB${"x".repeat(400)}`, summary: [] },
+              ...ids.map((callId, i) => ({
+                id: `fc_${turn}_${request}_${i}`,
+                type: "function_call",
+                status: "completed",
+                arguments: JSON.stringify({ command: "cat listing.txt" }),
+                call_id: callId,
+                name: "bash"
+              }))
+            ]
+          })
+          for (const callId of ids) {
+            put({ type: "tool_start", turn_id: turnId, call_id: callId, name: "bash" })
+            put({ type: "tool_result", turn_id: turnId, call_id: callId, name: "bash", result: { status: "completed", output, exit_code: 0 } })
+          }
+          if (chunk.length > 1 << 22 && !out.write(chunk)) await new Promise((r) => out.once("drain", r))
+          if (chunk.length > 1 << 22) chunk = ""
+        }
+        put({
+          type: "model_response",
+          turn_id: turnId,
+          response_id: `resp_${turn}_answer`,
+          output: [{ id: `msg_${turn}`, type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text: "Done.", annotations: [] }] }]
+        })
+        put({ type: "turn_end", turn_id: turnId, status: "completed" })
+      }
+      out.end(chunk, () => resolve(statSync(file).size))
+    }
+    write().catch(reject)
+  })
+
+/** A long session in `home`'s `bench` conversation (`shape.turns` of them restored, then one more live); its memory. */
+export const longSession = async (shape = LONG, runner = runProgram, scratch = SCRATCH) => {
+  const home = mkdtempSync(join(scratch, "long-home-"))
+  const dir = join(home, ".mino", "sessions")
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  const fileBytes = await writeLongSession(join(dir, "bench.jsonl"), { ...shape, turns: shape.turns - 1 })
+  const result = await runner("long", { dir: scratch, home, turns: 1, requests: shape.requests, calls: shape.calls, outputBytes: shape.outputBytes }, ["--expose-gc"])
+  return { ...result, fileBytes }
+}
+
+const long = async () => {
+  const result = await longSession()
+  const mb = (n) => `${(n / 1e6).toFixed(0)} MB`
+  const peak = (result.peak - result.before) / result.history
+  const after = (result.after - result.before) / result.history
+  return [
+    row(`f) long session: peak memory, ${LONG.turns} turns`, mb(result.peak - result.before), `history ${mb(result.history)}`, peak, GOALS.longMemory,
+      `${LONG.turns} turns of ${LONG.requests} requests and ${LONG.calls} calls printing ${(LONG.outputBytes / 1000).toFixed(0)} kB each (the last turn live, ` +
+        `${result.requests} requests in ${(result.turnsMs / 1000).toFixed(1)} s; the others restored from ${mb(result.fileBytes)})`,
+      `resident set above the process's before the session opened (${mb(result.before)}); history: the last request's body`),
+    row("   long session: memory after the turn", mb(result.after - result.before), `history ${mb(result.history)}`, after, GOALS.longMemory,
+      `resident after a full collection; after the restore alone: ${mb(result.restored - result.before)} (${((result.restored - result.before) / result.history).toFixed(2)}x)`)
+  ]
+}
+
+// ---------------------------------------------------------------------------
 // d) overflow stop
 
 const overflow = async () => {
@@ -518,7 +612,7 @@ const overflow = async () => {
 
 // ---------------------------------------------------------------------------
 
-const BENCHES = { start: startup, step, restore, overflow, scale }
+const BENCHES = { start: startup, step, restore, overflow, scale, long }
 const chosen = process.argv[2]
 if (chosen !== undefined && !(chosen in BENCHES)) {
   process.stderr.write(`usage: node scripts/bench.mjs [${Object.keys(BENCHES).join("|")}]\n`)

@@ -34,7 +34,6 @@ import { Agent } from "../src/agent/Agent.js"
 import type { AgentEvent } from "../src/agent/AgentEvent.js"
 import { Approver } from "../src/approval/Approver.js"
 import * as Mino from "../src/Mino.js"
-import * as BodyBuffers from "../src/model/request/BodyBuffers.js"
 import { ModelClient } from "../src/model/ModelClient.js"
 import * as RequestBody from "../src/model/request/RequestBody.js"
 import * as ResponsesServer from "../src/testing/ResponsesServer.js"
@@ -528,14 +527,15 @@ const scale = (options: typeof ScaleOptions.Type) =>
         yield* agent.turn(`Question ${turn}?`, () => Effect.void)
         yield* agent.questions
         const prompt = now() - completedAt
-        // The floor: the same body, as the next request would send it, written with node:http.
-        const body = write({
+        // The floor: the same body, as the next request would send it, written with node:http from one ready Buffer.
+        const written = write({
           model: "bench",
           instructions: "Answer.",
           history: store.history,
           input: [{ type: "message", role: "user", content: [{ type: "input_text", text: "Next?" }] }],
           tools: []
         }, { include: true, withoutReasoningBefore: 0 })
+        const body = Buffer.concat(written.chunks, written.bytes)
         // A kept-alive socket the server closed while the turn ran fails at once: send again.
         let floorStarted = cpu()
         yield* Effect.promise(() =>
@@ -545,8 +545,6 @@ const scale = (options: typeof ScaleOptions.Type) =>
           })
         )
         const floor = cpu() - floorStarted
-        // Its memory back to the writer's pool, as the transport gives back a body it sent.
-        BodyBuffers.give(body)
         if (turn < 0) continue
         toPrompt.push(prompt)
         requestCpu.push(respondCpu)

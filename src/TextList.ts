@@ -98,6 +98,16 @@ export class TextList implements Texts {
     return string === undefined ? this.slabs[this.slabOf[index]!]!.copy(target, at, this.startOf[index], this.endOf[index]) : target.write(string, at, "utf8")
   }
 
+  /**
+   * The UTF-8 bytes of the text at `index` (in the list), as a view of the memory
+   * that keeps them (not a copy: its bytes never change); a text kept as a string,
+   * encoded afresh.
+   */
+  view(index: number): Buffer {
+    const string = this.strings.get(index)
+    return string === undefined ? this.slabs[this.slabOf[index]!]!.subarray(this.startOf[index], this.endOf[index]) : Buffer.from(string, "utf8")
+  }
+
   private place(index: number, slab: number, start: number, end: number): void {
     this.slabOf[index] = slab
     this.startOf[index] = start

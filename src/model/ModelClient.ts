@@ -263,12 +263,8 @@ const starter = (wiring: Wiring, line: (failure: Failures.Failure) => ModelError
   })
 }
 
-/**
- * The type of the sent body's input item at an index, read only when a refusal
- * points at one (at once: the transport may lend a large body's memory again
- * once its request closed, so bytes that no longer parse tell nothing).
- */
-const typesOf = (sent: Buffer) => {
+/** The type of the sent body's input item at an index, read only when a refusal points at one. */
+const typesOf = (sent: RequestBody.Body) => {
   let input: ReadonlyArray<unknown> | undefined
   return (index: number): string | undefined => {
     if (input === undefined) {
@@ -287,7 +283,7 @@ interface Client {
   readonly policy: Resending.Policy
   readonly line: (failure: Failures.Failure) => ModelError
   readonly connect: Effect.Effect<Started, ModelError>
-  readonly body: (request: ModelRequest, shape: RequestBody.Shape) => Buffer
+  readonly body: (request: ModelRequest, shape: RequestBody.Shape) => RequestBody.Body
   readonly errorBodies: WeakMap<Headers, string>
   /** What the client remembers of the endpoint's refusals while it lives: replaced only by what Resending.ts returns. */
   memory: Resending.Memory

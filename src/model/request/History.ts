@@ -2,22 +2,22 @@
  * The completed turns of a conversation in the form a request needs: each
  * record's contribution kept as its request item's JSON text (made from the text
  * its saved line holds, not parsed and stringified again), so that a request's
- * body is assembled by copying bytes: its cost is about the cost of sending it.
+ * body is written from those bytes: its cost is about the cost of sending it.
  *
- * A result is written into its request item as it is added; a question is the
- * one the conversation keeps for ↑ (`ConversationState`), not a second copy, and
- * is written into its user message as a request is assembled. Only reasoning
- * items are sent differently per endpoint (`Endpoint.replayItem`) or left out
- * after an adaptation (`Adaptation.ts`); a response that holds one is reshaped
- * the first time a request needs it so, and kept in that shape while requests
- * are sent that way.
+ * A result is written into its request item as it is added, a question into its
+ * user message. Only reasoning items are sent differently per endpoint
+ * (`Endpoint.replayItem`) or left out after an adaptation (`Adaptation.ts`); a
+ * response that holds one is reshaped the first time a request needs it so, and
+ * kept in that shape while requests are sent that way.
  *
- * The texts are kept as UTF-8 outside the JavaScript heap (`TextList`), with
- * their kinds in typed arrays: a long session costs about its replayed bytes,
- * reading it at start-up does not grow the collector's young generation, and a
- * request's body is one Buffer, never a second copy of the history as a string.
+ * The texts are kept as UTF-8 outside the JavaScript heap (`TextList`), each
+ * after the comma that separates it from the one before, with their kinds in
+ * typed arrays: a long session costs about its replayed bytes, reading it at
+ * start-up does not grow the collector's young generation, and a request's
+ * history is a list of views of those bytes, in order (consecutive texts are
+ * consecutive bytes: a view per megabyte or so), written to the socket as they
+ * are: the history is never copied, neither as a string nor as bytes.
  */
-import { constants } from "node:buffer"
 import { grown, TextList } from "../../TextList.js"
 import * as Endpoint from "../Endpoint.js"
 import type { ResponseItem } from "../../protocol/ResponseItem.js"
@@ -31,27 +31,18 @@ const enum Kind {
   /** Output items with reasoning the endpoint takes in its own form (Endpoint.replayItem). */
   ItemsReshapedReasoning,
   /** A user message or a result's `function_call_output`: sent as they are to every endpoint. */
-  Input,
-  /** A question the conversation keeps (its JSON string, by its place among them), sent as a user message. */
-  Question
+  Input
 }
 
-/** One record's contribution to a turn: its request text, or the question it asks. Made by `items`, `question` and `result`. */
+/** One record's contribution to a turn: its request text. Made by `items`, `question` and `result`. */
 export interface Piece {
   readonly kind: Kind
   readonly text: string
-  /** A question's place among the questions the history was given (`Kind.Question`). */
-  readonly asked?: number
 }
 
 /** A question's user message, around the question as a JSON string. */
 const HEAD = `{"type":"message","role":"user","content":[{"type":"input_text","text":`
 const TAIL = "}]}"
-const QUESTION_HEAD = Buffer.from(HEAD)
-const QUESTION_TAIL = Buffer.from(TAIL)
-const COMMA = 0x2c
-/** The largest Buffer Node makes. */
-const MAX_LENGTH = constants.MAX_LENGTH
 
 const isReasoning = (item: ResponseItem): boolean => item["type"] === "reasoning"
 
@@ -83,15 +74,8 @@ export const items = (output: ReadonlyArray<ResponseItem>, json?: string): Piece
   return { kind, text: json ?? joined(output) }
 }
 
-/**
- * A question; `json`, when given, is its text as a JSON string. `asked`, when
- * given, is its place among the questions the history was made with: the history
- * then keeps no copy of its own.
- */
-export const question = (text: string, json?: string, asked?: number): Piece =>
-  asked === undefined
-    ? { kind: Kind.Input, text: `${HEAD}${json ?? JSON.stringify(text)}${TAIL}` }
-    : { kind: Kind.Question, text: json ?? JSON.stringify(text), asked }
+/** A question; `json`, when given, is its text as a JSON string. */
+export const question = (text: string, json?: string): Piece => ({ kind: Kind.Input, text: `${HEAD}${json ?? JSON.stringify(text)}${TAIL}` })
 
 /** A result of call `callId`; `json`, when given, is the result's JSON text (sent as the output string). */
 export const result = (callId: string, value: unknown, json?: string): Piece => ({
@@ -99,19 +83,56 @@ export const result = (callId: string, value: unknown, json?: string): Piece => 
   text: `{"type":"function_call_output","call_id":${JSON.stringify(callId)},"output":${JSON.stringify(json ?? JSON.stringify(value))}}`
 })
 
-/** The request text of one shape of the history: its UTF-8 length, and a copy of it into a buffer. */
+/** The request text of one shape of the history: its UTF-8 length, and its bytes as views of the memory that keeps them, in order. */
 export interface RequestText {
   readonly bytes: number
-  /** Copies the text into `target` at `at`; returns the number of bytes copied. */
-  readonly copy: (target: Buffer, at: number) => number
+  readonly chunks: ReadonlyArray<Buffer>
 }
 
-/** The request text of the shape last sent, assembled: `used` bytes of `bytes`, the first `pieces` pieces. */
-interface Assembled {
+/**
+ * Views of kept texts (each after its comma) joined into the request text of a list
+ * of items: the first text's comma left out, a text that follows the one before it
+ * in memory joined to its view, empty texts skipped.
+ */
+class Views {
+  private readonly closed: Array<Buffer> = []
+  private memory: ArrayBufferLike | undefined
+  private start = 0
+  private end = 0
+  bytes = 0
+
+  add(view: Buffer): void {
+    if (view.length === 0) return
+    // Every kept text but an empty one begins with its comma: the list's first is written without it.
+    const text = this.bytes === 0 ? view.subarray(1) : view
+    if (text.length === 0) return
+    this.bytes += text.length
+    if (this.memory === text.buffer && this.end === text.byteOffset) {
+      this.end += text.length
+      return
+    }
+    this.close()
+    this.memory = text.buffer
+    this.start = text.byteOffset
+    this.end = text.byteOffset + text.length
+  }
+
+  /** The views so far (this one's own list is not shared: adding to it later changes nothing returned). */
+  chunks(): ReadonlyArray<Buffer> {
+    return this.memory === undefined ? [...this.closed] : [...this.closed, Buffer.from(this.memory, this.start, this.end - this.start)]
+  }
+
+  private close(): void {
+    if (this.memory !== undefined) this.closed.push(Buffer.from(this.memory, this.start, this.end - this.start))
+    this.memory = undefined
+  }
+}
+
+/** The request text of the shape last sent: the views of its first `pieces` pieces. */
+interface Sent {
   readonly key: string
   pieces: number
-  bytes: Buffer
-  used: number
+  readonly views: Views
 }
 
 /** The reshaped pieces of the shape last sent, computed when first needed. */
@@ -122,23 +143,22 @@ interface Reshaped {
   entry: Uint32Array
 }
 
+/** How a text is kept: after its comma, unless it is empty. */
+const kept = (text: string): string => (text.length === 0 ? "" : `,${text}`)
+
+/** A kept text as it was given. */
+const given = (text: string): string => text.slice(1)
+
 export class History {
-  // The pieces, flat: kind, request text (empty for a question) and a question's place, by piece; where each turn ends.
+  // The pieces, flat: kind and request text (after its comma), by piece; where each turn ends.
   private kinds: Uint8Array = new Uint8Array(1024)
-  private asked: Uint32Array = new Uint32Array(1024)
   private readonly texts = new TextList()
   private readonly turnEnds: Array<number> = []
   /** The turns that hold reasoning, in order. */
   private readonly reasoningTurns: Array<number> = []
   /** One shape at a time: an endpoint is sent one way until an adaptation changes it. */
   private reshaped: Reshaped | undefined
-  private assembled: Assembled | undefined
-
-  /**
-   * `questions`: the conversation's questions as JSON strings, where a
-   * `Kind.Question` piece finds its text (without it, every question is kept here).
-   */
-  constructor(private readonly questions?: TextList) {}
+  private sent: Sent | undefined
 
   /** Adds a completed turn (its records' pieces, in order). */
   add(pieces: ReadonlyArray<Piece>): void {
@@ -146,16 +166,8 @@ export class History {
     for (const piece of pieces) {
       const index = this.texts.length
       this.kinds = grown(this.kinds, index)
-      this.asked = grown(this.asked, index)
-      if (piece.kind === Kind.Question && piece.asked !== undefined && this.questions !== undefined) {
-        this.kinds[index] = Kind.Question
-        this.asked[index] = piece.asked
-        this.texts.push("")
-      } else {
-        const kind = piece.kind === Kind.Question ? Kind.Input : piece.kind
-        this.kinds[index] = kind
-        this.texts.push(piece.kind === Kind.Question ? `${HEAD}${piece.text}${TAIL}` : piece.text)
-      }
+      this.kinds[index] = piece.kind
+      this.texts.push(kept(piece.text))
       reasoning ||= piece.kind === Kind.ItemsVerbatimReasoning || piece.kind === Kind.ItemsReshapedReasoning
     }
     if (reasoning) this.reasoningTurns.push(this.turnEnds.length)
@@ -176,38 +188,27 @@ export class History {
   /**
    * The input items of every turn as `family` takes them back, the first
    * `withoutReasoningBefore` turns without their reasoning: JSON array elements
-   * joined by commas (no bytes when there are none). The bytes of the shape last
-   * sent are kept assembled, and only extended as turns are added: a request
-   * copies them once.
+   * joined by commas (no bytes when there are none), as views of the kept bytes.
+   * The views of the shape last sent are kept, and only extended as turns are added.
    */
   request(family: Endpoint.Family, withoutReasoningBefore = 0): RequestText {
     // Infinity: no turn's reasoning, a shape that stays the same as turns are added.
     const before = Number.isFinite(withoutReasoningBefore) ? Math.min(withoutReasoningBefore, this.turns) : Infinity
     const key = `${family} ${before}`
-    if (this.assembled?.key !== key) this.assembled = { key, pieces: 0, bytes: Buffer.alloc(0), used: 0 }
-    const assembled = this.assembled
-    if (assembled.pieces < this.texts.length) {
-      const added = this.span(family, before, assembled.pieces, assembled.used > 0)
-      if (assembled.used + added.bytes > assembled.bytes.length) {
-        // Room for this and as much again: a long chat copies its history a few times, not per turn.
-        const needed = assembled.used + added.bytes
-        const larger = Buffer.allocUnsafeSlow(Math.max(needed, Math.min(2 * needed, MAX_LENGTH)))
-        assembled.bytes.copy(larger, 0, 0, assembled.used)
-        assembled.bytes = larger
-      }
-      assembled.used += added.copy(assembled.bytes, assembled.used)
-      assembled.pieces = this.texts.length
+    if (this.sent?.key !== key) this.sent = { key, pieces: 0, views: new Views() }
+    const sent = this.sent
+    if (sent.pieces < this.texts.length) {
+      this.span(family, before, sent.pieces, sent.views)
+      sent.pieces = this.texts.length
     }
-    const { bytes, used } = assembled
-    return { bytes: used, copy: (target, at) => bytes.copy(target, at, 0, used) }
+    return { bytes: sent.views.bytes, chunks: sent.views.chunks() }
   }
 
   /** `request`'s text (`undefined`: every item as saved), as a string, made afresh: for tests and embedders. */
   json(family: Endpoint.Family | undefined, withoutReasoningBefore = 0): string {
-    const text = this.span(family, Math.min(withoutReasoningBefore, this.turns), 0, false)
-    const bytes = Buffer.allocUnsafe(text.bytes)
-    text.copy(bytes, 0)
-    return bytes.toString("utf8")
+    const views = new Views()
+    this.span(family, Math.min(withoutReasoningBefore, this.turns), 0, views)
+    return Buffer.concat(views.chunks()).toString("utf8")
   }
 
   /** The history's items as saved (every item verbatim), parsed: for tests and embedders. */
@@ -216,49 +217,16 @@ export class History {
   }
 
   /**
-   * The request text of the pieces from `from` on, as `family` takes them back
-   * (`undefined`: as saved), the turns before `before` without their reasoning;
-   * each part after a comma, the first too when `comma`.
+   * Adds to `views` the pieces from `from` on, as `family` takes them back
+   * (`undefined`: as saved), the turns before `before` without their reasoning.
    */
-  private span(family: Endpoint.Family | undefined, before: number, from: number, comma: boolean): RequestText {
+  private span(family: Endpoint.Family | undefined, before: number, from: number, views: Views): void {
     const reshaped = family === undefined ? undefined : this.reshapedFor(`${family} ${before}`)
-    // A piece's bytes: its reshaped text (`reshaped.texts`), the question it asks, or its own text.
-    const size = (piece: number, turn: number): number => {
-      if (this.kinds[piece]! as Kind === Kind.Question) {
-        return QUESTION_HEAD.length + this.questions!.byteLength(this.asked[piece]!) + QUESTION_TAIL.length
-      }
-      const entry = reshaped === undefined ? -1 : this.reshapedEntry(reshaped, piece, family!, turn < before)
-      return entry === -1 ? this.texts.byteLength(piece) : reshaped!.texts.byteLength(entry)
-    }
-    const copy = (piece: number, turn: number, target: Buffer, at: number): number => {
-      if (this.kinds[piece]! as Kind === Kind.Question) {
-        let written = QUESTION_HEAD.copy(target, at)
-        written += this.questions!.copy(this.asked[piece]!, target, at + written)
-        return written + QUESTION_TAIL.copy(target, at + written)
-      }
-      const entry = reshaped === undefined ? -1 : this.reshapedEntry(reshaped, piece, family!, turn < before)
-      return entry === -1 ? this.texts.copy(piece, target, at) : reshaped!.texts.copy(entry, target, at)
-    }
     const pieces = this.texts.length
-    const first = this.turnOf(from)
-    let bytes = 0
-    for (let piece = from, turn = first, parts = comma ? 1 : 0; piece < pieces; piece++) {
+    for (let piece = from, turn = this.turnOf(from); piece < pieces; piece++) {
       while (this.turnEnds[turn]! <= piece) turn += 1
-      const length = size(piece, turn)
-      if (length > 0) bytes += parts++ === 0 ? length : length + 1
-    }
-    return {
-      bytes,
-      copy: (target, at) => {
-        let written = 0
-        for (let piece = from, turn = first, parts = comma ? 1 : 0; piece < pieces; piece++) {
-          while (this.turnEnds[turn]! <= piece) turn += 1
-          if (size(piece, turn) === 0) continue
-          if (parts++ > 0) target[at + written++] = COMMA
-          written += copy(piece, turn, target, at + written)
-        }
-        return written
-      }
+      const entry = reshaped === undefined ? -1 : this.reshapedEntry(reshaped, piece, family!, turn < before)
+      views.add(entry === -1 ? this.texts.view(piece) : reshaped!.texts.view(entry))
     }
   }
 
@@ -289,8 +257,8 @@ export class History {
     }
     const known = reshaped.entry[piece]!
     if (known > 0) return known - 1
-    const output = JSON.parse(`[${this.texts.at(piece)!}]`) as ReadonlyArray<ResponseItem>
-    reshaped.texts.push(joined(Endpoint.replay(family, withoutReasoning ? output.filter((item) => !isReasoning(item)) : output)))
+    const output = JSON.parse(`[${given(this.texts.at(piece)!)}]`) as ReadonlyArray<ResponseItem>
+    reshaped.texts.push(kept(joined(Endpoint.replay(family, withoutReasoning ? output.filter((item) => !isReasoning(item)) : output))))
     reshaped.entry[piece] = reshaped.texts.length
     return reshaped.texts.length - 1
   }

@@ -1,16 +1,16 @@
 /**
  * A model request and its body as JSON bytes. The history is already text, kept
- * as UTF-8 (`History.ts`); the body is one Buffer that it is copied into beside
- * this turn's items, so the cost of a request grows with what is sent, not with
- * parsing or stringifying the conversation again, and no string of the whole
- * history is ever made. Every item goes back as the endpoint takes it
- * (`Endpoint.replay`); `store: false`, `parallel_tool_calls: false`, streaming,
- * and `include` of encrypted reasoning unless the endpoint refused it; reasoning
- * items and the optional fields are left out once an endpoint refused them
- * (Adaptation.ts).
+ * as UTF-8 (`History.ts`); the body is a list of Buffers written in order: its
+ * head, views of the history's kept bytes, and this turn's items with the rest,
+ * so the cost of a request grows with what is sent, not with parsing or
+ * stringifying the conversation again, and the history is never copied (a long
+ * session's memory is about its history, once). Every item goes back as the
+ * endpoint takes it (`Endpoint.replay`); `store: false`, `parallel_tool_calls:
+ * false`, streaming, and `include` of encrypted reasoning unless the endpoint
+ * refused it; reasoning items and the optional fields are left out once an
+ * endpoint refused them (Adaptation.ts).
  */
 import type { ToolDefinition } from "../../tools/Tool.js"
-import * as BodyBuffers from "./BodyBuffers.js"
 import * as Endpoint from "../Endpoint.js"
 import { type History, joined } from "./History.js"
 import type { ResponseItem } from "../../protocol/ResponseItem.js"
@@ -48,6 +48,31 @@ export interface Shape {
 const notReasoning = (item: ResponseItem): boolean => item["type"] !== "reasoning"
 
 /**
+ * A request body: Buffers to write in order, `bytes` in all, none of them ever
+ * changed (the history's are views of its kept bytes). It is a `ReadableStream`
+ * of those Buffers, so the openai SDK hands it to the transport as it is
+ * (HttpTransport writes the Buffers themselves, with the body's length, and again
+ * for a redirect); read as a stream, it gives them in order, once.
+ */
+export class Body extends ReadableStream<Uint8Array> {
+  constructor(readonly chunks: ReadonlyArray<Buffer>, readonly bytes: number) {
+    let next = 0
+    super({
+      pull(controller) {
+        const chunk = chunks[next++]
+        if (chunk === undefined) controller.close()
+        else controller.enqueue(chunk)
+      }
+    }, { highWaterMark: 0 })
+  }
+
+  /** The body as UTF-8 text (a copy: for reading a refused request's items, and tests). */
+  override toString(_encoding?: "utf8"): string {
+    return Buffer.concat(this.chunks, this.bytes).toString("utf8")
+  }
+}
+
+/**
  * The body writer for an endpoint of `family`. The instructions and tools are the
  * same from request to request: each is stringified once, when it changes.
  */
@@ -67,7 +92,7 @@ export const writer = (family: Endpoint.Family) => {
     }
     return { instructions: instructionsJson, tools }
   }
-  return (request: ModelRequest, shape: Shape): Buffer => {
+  return (request: ModelRequest, shape: Shape): Body => {
     const reasoning = shape.reasoning !== false && shape.optional !== false
     const history = request.history?.request(family, reasoning ? shape.withoutReasoningBefore : Infinity)
     const current = joined(Endpoint.replay(family, reasoning ? request.input : request.input.filter(notReasoning)))
@@ -78,12 +103,9 @@ export const writer = (family: Endpoint.Family) => {
       : `"store":false,${shape.include ? `"include":["reasoning.encrypted_content"],` : ""}"parallel_tool_calls":false,`
     const rest = `${history !== undefined && history.bytes > 0 && current.length > 0 ? "," : ""}${current}],"tools":${tools},` +
       `${optional}"stream":true}`
-    const headBytes = Buffer.byteLength(head)
-    const historyBytes = history?.bytes ?? 0
-    const body = BodyBuffers.take(headBytes + historyBytes + Buffer.byteLength(rest))
-    body.write(head, 0)
-    history?.copy(body, headBytes)
-    body.write(rest, headBytes + historyBytes)
-    return body
+    const headBytes = Buffer.from(head)
+    const restBytes = Buffer.from(rest)
+    const chunks = history === undefined || history.bytes === 0 ? [headBytes, restBytes] : [headBytes, ...history.chunks, restBytes]
+    return new Body(chunks, headBytes.length + (history?.bytes ?? 0) + restBytes.length)
   }
 }

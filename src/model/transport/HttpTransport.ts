@@ -1,6 +1,8 @@
 /**
  * The `fetch` Mino gives the openai SDK: one request over `node:http` (or
- * `node:https`) with keep-alive sockets, its body handed over as a stream.
+ * `node:https`) with keep-alive sockets. A request body Mino wrote
+ * (`RequestBody.Body`) is written as the Buffers it is made of, with its length:
+ * the history's bytes go to the socket from where they are kept, never copied.
  *
  * Why not the SDK's default (undici `fetch`): on a streamed response it costs
  * several milliseconds of CPU more per request than `node:http`. What this keeps
@@ -15,7 +17,7 @@ import * as Http from "node:http"
 import type * as Https from "node:https"
 import type * as Stream from "node:stream"
 import type * as Zlib from "node:zlib"
-import * as BodyBuffers from "../request/BodyBuffers.js"
+import { Body } from "../request/RequestBody.js"
 
 /** The endpoint answered with a redirect to another origin; Mino does not follow it. */
 export class CrossOriginRedirect extends Error {
@@ -29,6 +31,8 @@ export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promi
 
 export interface HttpTransport {
   readonly fetch: Fetch
+  /** How many of its requests are open (sent, or being sent, and not closed): a redirect's and a retry's count too. */
+  readonly open: () => number
   /** Closes the idle keep-alive sockets. */
   readonly close: () => void
 }
@@ -46,17 +50,33 @@ const loadHttps = (): Promise<typeof Https> => (httpsModule ??= import("node:htt
 const abortReason = (signal: AbortSignal): Error =>
   signal.reason instanceof Error ? signal.reason : new DOMException("This operation was aborted", "AbortError")
 
+/** A request body as the transport writes it: a string, bytes, or a body Mino wrote (its Buffers, in order). */
+type Payload = string | Buffer | Body
+
 /**
  * The body as node:http takes it. A string stays a string: node:http then sends
  * headers and body in one write (a Buffer would go as a second segment).
  */
-const requestBody = (body: RequestInit["body"]): string | Buffer | undefined => {
+const requestBody = (body: RequestInit["body"]): Payload | undefined => {
   if (body === undefined || body === null) return undefined
+  if (body instanceof Body) return body
   if (typeof body === "string") return body
   if (body instanceof ArrayBuffer) return Buffer.from(body)
   if (ArrayBuffer.isView(body)) return Buffer.from(body.buffer, body.byteOffset, body.byteLength)
-  // The SDK sends the Responses API JSON as a string; uploads are not Mino's.
-  throw new TypeError("the model transport sends only string or byte request bodies")
+  // Mino's requests are its own bodies; uploads and other streams are not Mino's.
+  throw new TypeError("the model transport sends only Mino's request bodies, strings or bytes")
+}
+
+/** Writes `body` and ends the request: a body of Buffers in one go (corked: one write of them all, as far as the socket takes it). */
+const endWith = (request: Http.ClientRequest, body: Payload | undefined): void => {
+  if (!(body instanceof Body)) {
+    request.end(body)
+    return
+  }
+  request.cork()
+  for (const chunk of body.chunks) request.write(chunk)
+  request.end()
+  request.uncork()
 }
 
 let zlibModule: Promise<typeof Zlib> | undefined
@@ -160,67 +180,50 @@ export const retriesOnFreshSocket = (failure: Failure): boolean =>
   failure.first && !failure.answered && failure.reusedSocket && isStaleSocketError(failure.cause) && !failure.aborted
 
 /** The request's headers as node:http takes them, with the body's length. */
-export const requestHeaders = (given: RequestInit["headers"], body: string | Buffer | undefined): Record<string, string> => {
+export const requestHeaders = (given: RequestInit["headers"], body: Payload | undefined): Record<string, string> => {
   const headers: Record<string, string> = {}
   new Headers(given).forEach((value, name) => {
     headers[name] = value
   })
-  if (body !== undefined) headers["content-length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength)
+  if (body !== undefined) {
+    headers["content-length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body instanceof Body ? body.bytes : body.byteLength)
+  }
   return headers
 }
 
-/** Counts the requests open with one body (a redirect's and a stale socket's retry too): its memory is given back when none is. */
-interface Uses {
-  readonly opened: () => void
-  readonly closed: () => void
-}
-
-/** The keep-alive sockets of one transport; the https agent is made with the first https request. */
+/** The keep-alive sockets of one transport; the https agent is made with the first https request; its requests open. */
 interface Agents {
   readonly http: Http.Agent
   https: Https.Agent | undefined
+  open: number
 }
 
-/** One request being sent: where, what, how many redirects led here, and its body's uses. */
+/** One request being sent: where, what, and how many redirects led here. */
 interface Sending {
   readonly url: URL
   readonly init: RequestInit
-  readonly body: string | Buffer | undefined
+  readonly body: Payload | undefined
   readonly redirects: number
-  readonly uses: Uses
 }
 
-/** A request ready to go out: the module and agent that carry it, its headers, and the hold on its body to release once it is open. */
+/** A request ready to go out: the module and agent that carry it, and its headers. */
 interface Ready extends Sending {
   readonly agents: Agents
   readonly https: typeof Https | undefined
   readonly agent: Http.Agent
   readonly headers: Record<string, string>
-  readonly release: () => void
 }
 
-/** Sends a request, following a same-origin redirect; its body is held until the request is open (then its close counts), or it fails before one. */
+/** Sends a request, following a same-origin redirect (its body, never changed, is written again). */
 const send = async (agents: Agents, sending: Sending): Promise<Response> => {
-  sending.uses.opened()
-  let held = true
-  const release = () => {
-    if (held) sending.uses.closed()
-    held = false
-  }
   const { url, init } = sending
-  let https: typeof Https | undefined
-  try {
-    if (init.signal?.aborted === true) throw abortReason(init.signal)
-    https = url.protocol === "https:" ? await loadHttps() : undefined
-    if (url.protocol !== "https:" && url.protocol !== "http:") {
-      throw new TypeError(`the model endpoint must be http or https, not ${url.protocol}`)
-    }
-  } catch (cause) {
-    release()
-    throw cause
+  if (init.signal?.aborted === true) throw abortReason(init.signal)
+  const https = url.protocol === "https:" ? await loadHttps() : undefined
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw new TypeError(`the model endpoint must be http or https, not ${url.protocol}`)
   }
   const agent = https === undefined ? agents.http : (agents.https ??= new https.Agent({ keepAlive: true }))
-  return attempt({ ...sending, agents, https, agent, headers: requestHeaders(init.headers, sending.body), release }, true)
+  return attempt({ ...sending, agents, https, agent, headers: requestHeaders(init.headers, sending.body) }, true)
 }
 
 /** One try of a ready request; a stale kept-alive socket's failure tries once more on a fresh one. */
@@ -230,13 +233,12 @@ const attempt = (ready: Ready, first: boolean): Promise<Response> =>
     const signal = init.signal ?? undefined
     const options = { method: init.method ?? "GET", headers: ready.headers, agent: ready.agent }
     const request = https === undefined ? Http.request(url, options) : https.request(url, options)
-    ready.uses.opened()
-    ready.release()
+    ready.agents.open += 1
     const onAbort = () => request.destroy(abortReason(signal!))
     signal?.addEventListener("abort", onAbort, { once: true })
     request.on("close", () => {
+      ready.agents.open -= 1
       signal?.removeEventListener("abort", onAbort)
-      ready.uses.closed()
     })
     let answered = false
     request.on("error", (cause) => {
@@ -251,7 +253,7 @@ const attempt = (ready: Ready, first: boolean): Promise<Response> =>
         reject(cause)
       })
     })
-    request.end(ready.body)
+    endWith(request, ready.body)
   })
 
 /** The Response for what the server answered: a redirect followed, or refused, or the reply itself. */
@@ -261,8 +263,8 @@ const respond = async (ready: Ready, response: Http.IncomingMessage, request: Ht
   if (what._tag === "CrossOrigin") throw new CrossOriginRedirect(ready.url.origin, what.target.origin)
   if (what._tag === "Follow") {
     response.resume()
-    const { agents, init, body, uses } = ready
-    return send(agents, { url: what.target, init, body, redirects: ready.redirects + 1, uses })
+    const { agents, init, body } = ready
+    return send(agents, { url: what.target, init, body, redirects: ready.redirects + 1 })
   }
   // A redirect not followed is the answer, its body read as any other's (drained, it would never end).
   const headers = new Headers()
@@ -281,23 +283,14 @@ const respond = async (ready: Ready, response: Http.IncomingMessage, request: Ht
 }
 
 export const make = (): HttpTransport => {
-  const agents: Agents = { http: new Http.Agent({ keepAlive: true }), https: undefined }
+  const agents: Agents = { http: new Http.Agent({ keepAlive: true }), https: undefined, open: 0 }
 
   const fetch: Fetch = (input, init = {}) => {
     if (typeof input !== "string" && !(input instanceof URL)) {
       return Promise.reject(new TypeError("the model transport takes a URL, not a Request"))
     }
     try {
-      const body = requestBody(init.body)
-      // A body's memory goes back to the writer's pool once no request of it is open (BodyBuffers).
-      let open = 0
-      const uses = {
-        opened: () => void (open += 1),
-        closed: () => {
-          if (--open === 0 && body !== undefined && typeof body !== "string") BodyBuffers.give(body)
-        }
-      }
-      return send(agents, { url: new URL(input), init, body, redirects: 0, uses })
+      return send(agents, { url: new URL(input), init, body: requestBody(init.body), redirects: 0 })
     } catch (cause) {
       return Promise.reject(cause)
     }
@@ -305,6 +298,7 @@ export const make = (): HttpTransport => {
 
   return {
     fetch,
+    open: () => agents.open,
     close: () => {
       agents.http.destroy()
       agents.https?.destroy()

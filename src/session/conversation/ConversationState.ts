@@ -123,14 +123,14 @@ class TurnState {
 
   /**
    * Adds a record's items; `saved` is the JSON text of its question, output or
-   * result (`savedText`); `asked`, a question's place among the conversation's.
+   * result (`savedText`).
    */
-  add(record: UserInput | ModelResponse | ToolResultRecord, saved: string, asked?: number): void {
+  add(record: UserInput | ModelResponse | ToolResultRecord, saved: string): void {
     this.records.push(record)
     try {
       switch (record.type) {
         case "user_input":
-          this.pieces.push(History.question(record.text, saved, asked))
+          this.pieces.push(History.question(record.text, saved))
           return
         case "model_response":
           this.pieces.push(History.items(record.output, saved.slice(1, -1)))
@@ -182,10 +182,10 @@ const parsed = (texts: TextList): Texts => ({
 })
 
 export class ConversationState {
-  /** Every question, oldest first, as its JSON string: kept once, for ↑ and for the history (outside the heap). */
+  /** Every question, oldest first, as its JSON string, for ↑ (outside the heap; the history keeps its own request text). */
   private readonly questionTexts = new TextList()
   /** The completed, whole turns in the form a request needs. */
-  readonly history = new History.History(this.questionTexts)
+  readonly history = new History.History()
   /** Completed turns left out of the history, in file order. */
   readonly leftOut: Array<LeftOut> = []
   private readonly open = new Map<string, TurnState>()
@@ -223,7 +223,7 @@ export class ConversationState {
         turn.question ??= record.text
         turn.time ??= record.time
         turn.check.question()
-        turn.add(record, json, this.questionTexts.length - 1)
+        turn.add(record, json)
         return
       }
       case "model_response": {

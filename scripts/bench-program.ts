@@ -521,6 +521,7 @@ const scale = (options: typeof ScaleOptions.Type) =>
       const requestCpu: Array<number> = []
       const floorCpu: Array<number> = []
       const write = RequestBody.writer("compatible")
+      let floorBuffer = Buffer.alloc(0)
       let bodyBytes = 0
       // One turn to warm up (the SDK loads on the first request), then the measured ones.
       for (let turn = -1; turn < options.turns; turn++) {
@@ -535,7 +536,12 @@ const scale = (options: typeof ScaleOptions.Type) =>
           input: [{ type: "message", role: "user", content: [{ type: "input_text", text: "Next?" }] }],
           tools: []
         }, { include: true, withoutReasoningBefore: 0 })
-        const body = Buffer.concat(written.chunks, written.bytes)
+        // One Buffer for every turn's floor (made larger as the body grows): a new 37 MB Buffer a
+        // turn would have the floor pay for collecting the last one, and for first touching its pages.
+        if (floorBuffer.length < written.bytes) floorBuffer = Buffer.allocUnsafeSlow(written.bytes + (written.bytes >> 2))
+        const body = floorBuffer.subarray(0, written.bytes)
+        let at = 0
+        for (const chunk of written.chunks) at += chunk.copy(body, at)
         // A kept-alive socket the server closed while the turn ran fails at once: send again.
         let floorStarted = cpu()
         yield* Effect.promise(() =>
@@ -549,7 +555,7 @@ const scale = (options: typeof ScaleOptions.Type) =>
         toPrompt.push(prompt)
         requestCpu.push(respondCpu)
         floorCpu.push(floor)
-        bodyBytes = body.byteLength
+        bodyBytes = written.bytes
       }
       return { restoreMs, toPrompt: median(toPrompt), requestCpu: median(requestCpu), floorCpu: median(floorCpu), bodyBytes }
     }).pipe(Effect.provide(layer))

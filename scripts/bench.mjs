@@ -22,8 +22,15 @@
 //             running `head -c 65536 /dev/zero`; and a start of `true` through the lifeline's
 //             gate (held until armed) beside bash spawned bare
 //
-// start runs the built CLI (npm run build); the others bundle scripts/bench-program.ts
-// from src into a temporary directory, so they need no build.
+//   long      a long session (200 turns of 8 requests and 16 calls printing 60 kB, the last turn
+//             live): Mino's resident memory at its peak and after the turn  vs  the history it
+//             sends (the last request's body)
+//
+// start (and scale's start-up rows) run the built CLI (npm run build); the others bundle
+// scripts/bench-program.ts from src into a temporary directory, so they need no build.
+// `--list` prints every row's name by section (JSON); `--json` prints the rows measured as
+// JSON instead of the table; MINO_BENCH_LONG_TURNS=n makes the long session n turns
+// (test/bench/BenchRows.test.ts runs a small one).
 import { execFileSync, spawn } from "node:child_process"
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
@@ -49,6 +56,24 @@ const median = (values) => {
 const ms = (value) => `${value.toFixed(1)} ms`
 
 const row = (name, value, floor, ratio, goal, ...notes) => ({ name, value, floor, ratio, goal, notes })
+
+/** The conversation sizes of the `scale` rows. */
+const SIZES = [1_000, 10_000, 100_000]
+const k = (n) => `${n / 1000}k`
+
+/** Every row the bench prints, by section: a row not named here is an error (so this list is what the bench measures). */
+export const ROWS = {
+  start: ["a) start-up to first prompt", "   in a pseudo-terminal, 80x24", "   first question to the model"],
+  step: ["b) loop overhead per tool step", "   CPU per tool step"],
+  restore: ["c) restore a 100k-record session", "   peak memory of that restore"],
+  overflow: ["d) overflow stop: `yes` to 64 KiB"],
+  scale: [
+    ...SIZES.map((n) => `e) turn end -> next prompt, ${k(n)} records`),
+    ...SIZES.map((n) => `   request CPU, ${k(n)} records`),
+    ...SIZES.map((n) => `   start-up, ${k(n)} records`)
+  ],
+  long: ["f) long session: peak memory", "   long session: memory after the turn"]
+}
 
 /** How long the loopback model of the `scale` rows takes to answer a request: a real one takes tens of milliseconds at least. */
 const MODEL_DELAY_MS = 30
@@ -430,7 +455,7 @@ const scale = async () => {
   const rows = []
   let base
   const results = []
-  for (const records of [1_000, 10_000, 100_000]) {
+  for (const records of SIZES) {
     const home = join(SCRATCH, `scale-${records}`)
     const dir = join(home, ".mino", "sessions")
     mkdirSync(dir, { recursive: true, mode: 0o700 })
@@ -446,7 +471,6 @@ const scale = async () => {
     emptyOpens.push((await runProgram("scale", { dir: SCRATCH, home, turns: 0, openOnly: true })).restoreMs)
   }
   const emptyOpen = median(emptyOpens)
-  const k = (n) => `${n / 1000}k`
   for (const result of results) {
     base ??= result.toPrompt
     rows.push(row(`e) turn end -> next prompt, ${k(result.records)} records`, ms(result.toPrompt), `at 1k ${ms(base)}`, result.toPrompt / base, GOALS.prompt,
@@ -498,8 +522,8 @@ const startWithRecords = async (results, emptyOpen) => {
     const value = await times(await homeWith(result.records))
     const added = Math.max(0, result.restoreMs - emptyOpen)
     const floor = empty + added
-    rows.push(row(`   start-up, ${result.records / 1000}k records`, ms(value), `empty ${ms(empty)} + restore ${ms(added)}`, value / floor, GOALS.startWithRecords,
-      `restore: the open of ${result.records / 1000}k records (${ms(result.restoreMs)}) less an empty conversation's open (${ms(emptyOpen)}), which the empty start-up holds`))
+    rows.push(row(`   start-up, ${k(result.records)} records`, ms(value), `empty ${ms(empty)} + restore ${ms(added)}`, value / floor, GOALS.startWithRecords,
+      `restore: the open of ${k(result.records)} records (${ms(result.restoreMs)}) less an empty conversation's open (${ms(emptyOpen)}), which the empty start-up holds`))
   }
   return rows
 }
@@ -513,7 +537,7 @@ const startWithRecords = async (results, emptyOpen) => {
  * results print `outputBytes` (lines of a listing), the last with a message: some
  * 200 MB of history.
  */
-const LONG = { turns: 200, requests: 8, calls: 16, outputBytes: 60_000 }
+const LONG = { turns: Number(process.env["MINO_BENCH_LONG_TURNS"] ?? 200), requests: 8, calls: 16, outputBytes: 60_000 }
 
 /** How many of a turn's `calls` calls its request `k` (of the first `requests - 1`) asks for. */
 export const callsIn = (k, requests, calls) => Math.floor((calls * (k + 1)) / (requests - 1)) - Math.floor((calls * k) / (requests - 1))
@@ -589,13 +613,13 @@ const long = async () => {
   const peak = (result.peak - result.before) / result.history
   const after = (result.after - result.before) / result.history
   return [
-    row(`f) long session: peak memory, ${LONG.turns} turns`, mb(result.peak - result.before), `history ${mb(result.history)}`, peak, GOALS.longMemory,
+    row("f) long session: peak memory", mb(result.peak - result.before), `history ${mb(result.history)}`, peak, GOALS.longMemory,
       `${LONG.turns} turns of ${LONG.requests} requests and ${LONG.calls} calls printing ${(LONG.outputBytes / 1000).toFixed(0)} kB each (the last turn live, ` +
         `${result.requests} requests in ${(result.turnsMs / 1000).toFixed(1)} s; the others restored from ${mb(result.fileBytes)})`,
       `resident set above the process's before the session opened (${mb(result.before)}); history: the last request's body`),
     row("   long session: memory after the turn", mb(result.after - result.before), `history ${mb(result.history)}`, after, GOALS.longMemory,
       `resident after a full collection; after the restore alone: ${mb(result.restored - result.before)} (${((result.restored - result.before) / result.history).toFixed(2)}x)`)
-  ]
+  ].map((r) => ({ ...r, bytes: { history: result.history, peak: result.peak - result.before, after: result.after - result.before } }))
 }
 
 // ---------------------------------------------------------------------------
@@ -611,13 +635,6 @@ const overflow = async () => {
 }
 
 // ---------------------------------------------------------------------------
-
-const BENCHES = { start: startup, step, restore, overflow, scale, long }
-const chosen = process.argv[2]
-if (chosen !== undefined && !(chosen in BENCHES)) {
-  process.stderr.write(`usage: node scripts/bench.mjs [${Object.keys(BENCHES).join("|")}]\n`)
-  process.exit(2)
-}
 
 /** The load average (1, 5, 15 min): a loaded machine moves absolute times; the ratios carry over better. */
 const load = () => loadavg().map((n) => n.toFixed(2)).join(" ")
@@ -637,30 +654,57 @@ const build = () => {
   return `commit ${commit}${dirty === "" ? "" : " + uncommitted changes"}`
 }
 
+const BENCHES = { start: startup, step, restore, overflow, scale, long }
+const args = process.argv.slice(2)
+const json = args.includes("--json")
+const chosen = args.find((arg) => !arg.startsWith("--"))
+if (args.includes("--list")) {
+  process.stdout.write(JSON.stringify(ROWS) + "\n")
+  process.exit(0)
+}
+if (chosen !== undefined && !(chosen in BENCHES)) {
+  process.stderr.write(`usage: node scripts/bench.mjs [${Object.keys(BENCHES).join("|")}] [--json] | --list\n`)
+  process.exit(2)
+}
+
 const started = Date.now()
-process.stdout.write(
-  `Mino bench: ${build()}, node ${process.version}, ${availableParallelism()} CPUs, load average ${load()}; ` +
-    `medians, ratio to the floor measured in the same run\n\n`
-)
+const heading = `Mino bench: ${build()}, node ${process.version}, ${availableParallelism()} CPUs, load average ${load()}; ` +
+  `medians, ratio to the floor measured in the same run`
+if (!json) process.stdout.write(`${heading}\n\n`)
 const header = ["", "median", "floor", "ratio", "goal", ""]
 const lines = [header]
+const measured = []
 for (const [name, bench] of Object.entries(BENCHES)) {
   if (chosen !== undefined && chosen !== name) continue
   let rows
   try {
     rows = await bench()
+    const unnamed = rows.find((r) => !Array.isArray(r) && !ROWS[name].includes(r.name))
+    if (unnamed !== undefined) throw new Error(`the row ${JSON.stringify(unnamed.name)} is not in ROWS.${name}`)
   } catch (error) {
     process.exitCode = 1
-    lines.push([`${name}: could not be measured: ${error instanceof Error ? error.message : String(error)}`])
+    const message = error instanceof Error ? error.message : String(error)
+    lines.push([`${name}: could not be measured: ${message}`])
+    measured.push({ section: name, error: message })
     continue
   }
   for (const r of rows) {
+    // A row of one cell is a notice (a build missing), not a measurement.
+    if (Array.isArray(r)) {
+      lines.push(r)
+      continue
+    }
+    measured.push({ section: name, ...r, met: r.ratio <= r.goal })
     lines.push([r.name, r.value, r.floor, `${r.ratio.toFixed(2)}x`, `<= ${r.goal}x`, r.ratio <= r.goal ? "PASS" : "MISS"])
     for (const note of r.notes) lines.push([`     ${note}`])
   }
 }
-const widths = header.map((_, i) => Math.max(...lines.filter((l) => l.length > 1).map((l) => (l[i] ?? "").length)))
-for (const line of lines) {
-  process.stdout.write((line.length === 1 ? line[0] : line.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join("  ")) + "\n")
+if (json) {
+  process.stdout.write(JSON.stringify({ heading, rows: measured, loadAtEnd: load() }) + "\n")
+} else {
+  const widths = header.map((_, i) => Math.max(...lines.filter((l) => l.length > 1).map((l) => (l[i] ?? "").length)))
+  for (const line of lines) {
+    process.stdout.write((line.length === 1 ? line[0] : line.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join("  ")) + "\n")
+  }
+  process.stdout.write(`\n${((Date.now() - started) / 1000).toFixed(0)} s; load average at the end ${load()}\n`)
 }
-process.stdout.write(`\n${((Date.now() - started) / 1000).toFixed(0)} s; load average at the end ${load()}\n`)

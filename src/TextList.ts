@@ -52,21 +52,25 @@ export class TextList implements Texts {
     return this.count
   }
 
-  /** Appends `text`; its index is the length before. */
-  push(text: string): void {
+  /**
+   * Appends `text`, kept as `before`, `text` and `after` one after the other (written
+   * so, never joined into a string first: `before` and `after` are a few constant
+   * characters around a text of any size); its index is the length before.
+   */
+  push(text: string, before = "", after = ""): void {
     const index = this.count
     this.slabOf = grown(this.slabOf, index)
     this.startOf = grown(this.startOf, index)
     this.endOf = grown(this.endOf, index)
     this.count += 1
     if (!text.isWellFormed()) {
-      this.strings.set(index, text)
+      this.strings.set(index, before + text + after)
       return
     }
-    const bytes = Buffer.byteLength(text, "utf8")
+    const bytes = Buffer.byteLength(before, "utf8") + Buffer.byteLength(text, "utf8") + Buffer.byteLength(after, "utf8")
     if (bytes > OWN_SLAB) {
       const slab = Buffer.allocUnsafeSlow(bytes)
-      slab.write(text, 0, "utf8")
+      this.write(slab, 0, before, text, after)
       this.place(index, this.slabs.push(slab) - 1, 0, bytes)
       return
     }
@@ -75,8 +79,17 @@ export class TextList implements Texts {
       this.used = 0
     }
     const start = this.used
-    this.used += this.slabs[this.current]!.write(text, start, "utf8")
+    this.used = this.write(this.slabs[this.current]!, start, before, text, after)
     this.place(index, this.current, start, this.used)
+  }
+
+  /** Writes the three parts into `slab` from `at`; returns where they end. */
+  private write(slab: Buffer, at: number, before: string, text: string, after: string): number {
+    let end = at
+    if (before.length > 0) end += slab.write(before, end, "utf8")
+    end += slab.write(text, end, "utf8")
+    if (after.length > 0) end += slab.write(after, end, "utf8")
+    return end
   }
 
   /** The text at `index` (counted from the end when negative, as `Array.at`), or undefined. */

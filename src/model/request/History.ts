@@ -31,10 +31,12 @@ const enum Kind {
   /** Output items with reasoning the endpoint takes in its own form (Endpoint.replayItem). */
   ItemsReshapedReasoning,
   /** A user message or a result's `function_call_output`: sent as they are to every endpoint. */
-  Input
+  Input,
+  /** A question (its JSON string), sent as a user message around it. */
+  Question
 }
 
-/** One record's contribution to a turn: its request text. Made by `items`, `question` and `result`. */
+/** One record's contribution to a turn: its request text (a question's: its JSON string). Made by `items`, `question` and `result`. */
 export interface Piece {
   readonly kind: Kind
   readonly text: string
@@ -75,7 +77,7 @@ export const items = (output: ReadonlyArray<ResponseItem>, json?: string): Piece
 }
 
 /** A question; `json`, when given, is its text as a JSON string. */
-export const question = (text: string, json?: string): Piece => ({ kind: Kind.Input, text: `${HEAD}${json ?? JSON.stringify(text)}${TAIL}` })
+export const question = (text: string, json?: string): Piece => ({ kind: Kind.Question, text: json ?? JSON.stringify(text) })
 
 /** A result of call `callId`; `json`, when given, is the result's JSON text (sent as the output string). */
 export const result = (callId: string, value: unknown, json?: string): Piece => ({
@@ -143,8 +145,11 @@ interface Reshaped {
   entry: Uint32Array
 }
 
-/** How a text is kept: after its comma, unless it is empty. */
-const kept = (text: string): string => (text.length === 0 ? "" : `,${text}`)
+/** What is kept before a text: its comma, unless it is empty. */
+const comma = (text: string): string => (text.length === 0 ? "" : ",")
+
+/** The user message around a question's JSON string, after its comma. */
+const QUESTION_BEFORE = `,${HEAD}`
 
 /** A kept text as it was given. */
 const given = (text: string): string => text.slice(1)
@@ -167,7 +172,8 @@ export class History {
       const index = this.texts.length
       this.kinds = grown(this.kinds, index)
       this.kinds[index] = piece.kind
-      this.texts.push(kept(piece.text))
+      if (piece.kind === Kind.Question) this.texts.push(piece.text, QUESTION_BEFORE, TAIL)
+      else this.texts.push(piece.text, comma(piece.text))
       reasoning ||= piece.kind === Kind.ItemsVerbatimReasoning || piece.kind === Kind.ItemsReshapedReasoning
     }
     if (reasoning) this.reasoningTurns.push(this.turnEnds.length)
@@ -258,7 +264,8 @@ export class History {
     const known = reshaped.entry[piece]!
     if (known > 0) return known - 1
     const output = JSON.parse(`[${given(this.texts.at(piece)!)}]`) as ReadonlyArray<ResponseItem>
-    reshaped.texts.push(kept(joined(Endpoint.replay(family, withoutReasoning ? output.filter((item) => !isReasoning(item)) : output))))
+    const text = joined(Endpoint.replay(family, withoutReasoning ? output.filter((item) => !isReasoning(item)) : output))
+    reshaped.texts.push(text, comma(text))
     reshaped.entry[piece] = reshaped.texts.length
     return reshaped.texts.length - 1
   }

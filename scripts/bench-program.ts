@@ -150,10 +150,10 @@ const floorSample = (file: number, agent: Http.Agent, port: number, cwd: string)
  * (parsing the growing request bodies, writing the events) is then not done on Mino's
  * event loop between Mino's own steps.
  */
-const modelProcess = (steps: number, delayMs = 0, mode = "model") =>
+const modelProcess = (mode: "model" | "long-model", options: Record<string, unknown>) =>
   Effect.acquireRelease(
     Effect.async<{ readonly child: ChildProcess; readonly url: string; readonly port: number }>((resume) => {
-      const child = spawn(process.execPath, [process.argv[1] ?? "", mode, JSON.stringify({ steps, delayMs })], { stdio: ["pipe", "pipe", "inherit"] })
+      const child = spawn(process.execPath, [process.argv[1] ?? "", mode, JSON.stringify(options)], { stdio: ["pipe", "pipe", "inherit"] })
       let output = ""
       child.stdout.setEncoding("utf8")
       child.stdout.on("data", (text: string) => {
@@ -206,7 +206,7 @@ const step = (options: typeof StepOptions.Type) =>
   Effect.gen(function*() {
     const home = tempDir(options.dir, "home")
     const cwd = tempDir(options.dir, "work")
-    const server = yield* modelProcess(options.stepsPerTurn)
+    const server = yield* modelProcess("model", { steps: options.stepsPerTurn })
     // The real client, with a mark when its stream yields the completed response, to
     // tell the time spent getting the response from the time spent saving it.
     let completedAt = 0
@@ -479,8 +479,10 @@ const post = (agent: Http.Agent, port: number, body: string | Buffer): Promise<v
 const scale = (options: typeof ScaleOptions.Type) =>
   Effect.gen(function*() {
     const cwd = tempDir(options.dir, "work")
-    // Text answers only: every turn is one request.
-    const server = yield* modelProcess(0, options.modelDelayMs ?? 0)
+    // Text answers only: every turn is one request. The model keeps and parses nothing it is sent:
+    // parsing a 37 MB body (and collecting it) took the model process's core from under Mino's
+    // turn end on a 2-core machine, a cost of the loopback model's, not of Mino's.
+    const server = yield* modelProcess("long-model", { requests: 1, calls: 0, command: "true", delayMs: options.modelDelayMs ?? 0 })
     let completedAt = 0
     let respondCpu = 0
     const model = Layer.effect(
@@ -576,13 +578,20 @@ const LongOptions = Schema.Struct({
   outputBytes: Schema.Int
 })
 
-const LongModelOptions = Schema.Struct({ requests: Schema.Int, calls: Schema.Int, command: Schema.String })
+const LongModelOptions = Schema.Struct({
+  requests: Schema.Int,
+  calls: Schema.Int,
+  command: Schema.String,
+  /** How long it takes to answer once a request's body has arrived (see `model`). */
+  delayMs: Schema.optional(Schema.Number)
+})
 
 /**
- * The long session's model, in its own process: each turn `requests - 1` responses
- * with `calls` calls of `command` in all, then an answer. It counts a request's bytes and keeps
- * none of them (the step model keeps every parsed request, which at hundreds of
- * megabytes each is not this bench's subject). `GET /last` answers the size of the
+ * The model of the long session and of `scale`, in its own process: each turn `requests - 1`
+ * responses with `calls` calls of `command` in all, then an answer (`requests: 1`: answers
+ * only), each `delayMs` after its request arrived. It counts a request's bytes and keeps
+ * none of them (the step model parses and keeps every request, which at tens or hundreds
+ * of megabytes each is not what these rows measure). `GET /last` answers the size of the
  * last request's body.
  */
 const longModel = (options: typeof LongModelOptions.Type) =>
@@ -596,12 +605,12 @@ const longModel = (options: typeof LongModelOptions.Type) =>
       }
       let bytes = 0
       request.on("data", (chunk: Buffer) => (bytes += chunk.length))
-      request.on("end", () => {
+      request.on("end", () => setTimeout(() => {
         last = bytes
         const n = served++
         const k = n % options.requests
         // The turn's calls spread over its requests but the last (bench.mjs `callsIn`).
-        const calls = Math.floor((options.calls * (k + 1)) / (options.requests - 1)) - Math.floor((options.calls * k) / (options.requests - 1))
+        const calls = k === options.requests - 1 ? 0 : Math.floor((options.calls * (k + 1)) / (options.requests - 1)) - Math.floor((options.calls * k) / (options.requests - 1))
         const steps = k === options.requests - 1
           ? ResponsesServer.textResponse("Done.")
           : ResponsesServer.toolCallResponse(
@@ -614,7 +623,7 @@ const longModel = (options: typeof LongModelOptions.Type) =>
           if (typeof step === "object" && "type" in step) response.write(`event: ${step.type}\ndata: ${JSON.stringify({ ...step, sequence_number: sequence++ })}\n\n`)
         }
         response.end()
-      })
+      }, options.delayMs ?? 0))
     })
     server.listen(0, "127.0.0.1", () => {
       const address = server.address()

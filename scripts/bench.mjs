@@ -17,7 +17,9 @@
 //             request (built from the kept history, sent, its reply read)  vs  writing the same
 //             body to the same server with node:http and reading the same reply; and the
 //             built mino's start-up in a directory whose conversation holds N records  vs  an
-//             empty conversation's start-up + the restore of those records
+//             empty conversation's start-up + what restoring N records adds to an empty open.
+//             The loopback model answers 30 ms after a request arrives, in its own process,
+//             and parses nothing it is sent (its work on a 37 MB body is not Mino's)
 //   overflow  BashRunner killing `yes` at the 64 KiB output limit  vs  BashRunner
 //             running `head -c 65536 /dev/zero`; and a start of `true` through the lifeline's
 //             gate (held until armed) beside bash spawned bare

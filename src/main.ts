@@ -10,8 +10,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
-import * as Arguments from "./cli/Arguments.js"
-import { chat, ExitWith } from "./cli/Chat.js"
+import type * as Arguments from "./cli/Arguments.js"
+import { chat, ExitWith, PLAIN_CHAT } from "./cli/Chat.js"
 import * as CodeCache from "./cli/CodeCache.js"
 import * as ConfigFile from "./cli/ConfigFile.js"
 import type * as Print from "./cli/Print.js"
@@ -78,7 +78,12 @@ const runMain = makeRunMain(({ fiber, teardown }) => {
   })
 })
 
-Arguments.parse(process.argv.slice(2)).pipe(
+const invocation = (args: ReadonlyArray<string>): Effect.Effect<Arguments.Invocation, Arguments.UsageError> =>
+  args.length === 0
+    ? Effect.succeed(PLAIN_CHAT)
+    : Effect.flatMap(Effect.promise(() => import("./cli/Arguments.js")), (reader) => reader.parse(args))
+
+invocation(process.argv.slice(2)).pipe(
   Effect.catchTag("UsageError", (error) => new ExitWith({ code: 2, message: error.message })),
   Effect.flatMap(dispatch),
   runMain({ disableErrorReporting: true, teardown })

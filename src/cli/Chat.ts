@@ -41,6 +41,14 @@ import * as Gateway from "./Gateway.js"
 import * as Slash from "./Slash.js"
 import * as Wrap from "../terminal/display/Wrap.js"
 
+/**
+ * `mino` alone, the start most people make: the chat, as the command line's reader
+ * (`Arguments.parse`) reads an empty line, which `test/cli/Arguments.test.ts` holds
+ * it to. `main.ts` takes it without loading that reader and @effect/cli under it
+ * before the first prompt.
+ */
+export const PLAIN_CHAT: Arguments.Invocation = { _tag: "Chat", model: undefined, demo: false, conversation: "newest", question: undefined }
+
 /** An expected way to exit: `message` goes to stderr as one line, then exit with `code`. */
 export class ExitWith extends Data.TaggedError("ExitWith")<{ readonly code: number; readonly message?: string }> {}
 

@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as fc from "effect/FastCheck"
 import * as Arguments from "../../src/cli/Arguments.js"
+import { PLAIN_CHAT } from "../../src/cli/Chat.js"
 import * as Commands from "../../src/cli/Commands.js"
 import * as Help from "../../src/cli/Help.js"
 import * as Escape from "../../src/security/Escape.js"
@@ -33,8 +34,9 @@ const refused = (...args: Array<string>) => {
 const ID = "20261203-074000-0123abcd"
 
 describe("the command line", () => {
-  it("no arguments: a chat with the model from the environment", () => {
+  it("no arguments: a chat with the model from the environment, the chat `main.ts` starts without the reader", () => {
     expect(parsed()).toEqual({ _tag: "Chat", model: undefined, demo: false, conversation: "newest", question: undefined })
+    expect(parsed()).toEqual(PLAIN_CHAT)
   })
 
   it("-m, --model NAME and --model=NAME choose the model", () => {

@@ -666,22 +666,7 @@ const long = (options: typeof LongOptions.Type) =>
     const line = "-rw-r--r--  1 mino mino   4096 Dec  4 12:00 src/model/request/History.ts\n"
     Fs.writeFileSync(Path.join(cwd, "listing.txt"), line.repeat(Math.ceil(options.outputBytes / line.length)).slice(0, options.outputBytes))
     const command = "cat listing.txt"
-    const server = yield* Effect.acquireRelease(
-      Effect.async<{ readonly child: ChildProcess; readonly url: string; readonly port: number }>((resume) => {
-        const child = spawn(process.execPath, [process.argv[1] ?? "", "long-model", JSON.stringify({ requests: options.requests, calls: options.calls, command })], {
-          stdio: ["pipe", "pipe", "inherit"]
-        })
-        let output = ""
-        child.stdout.setEncoding("utf8")
-        child.stdout.on("data", (text: string) => {
-          output += text
-          if (!output.includes("\n")) return
-          const { url, port } = Schema.decodeUnknownSync(Schema.parseJson(ModelAddress))(output.trim())
-          resume(Effect.succeed({ child, url, port }))
-        })
-      }),
-      ({ child }) => Effect.sync(() => child.kill())
-    )
+    const server = yield* modelProcess("long-model", { requests: options.requests, calls: options.calls, command })
     const before = residentAfterCollection()
     const layer = Mino.layer({
       apiKey: "bench",

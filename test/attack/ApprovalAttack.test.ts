@@ -1,0 +1,127 @@
+/**
+ * Red-team attacks on the approval prompt's promise: only `y` or `yes` typed at
+ * the prompt approves; Enter alone, anything else, and an answer holding pasted
+ * text deny; nothing typed before the prompt line was on the screen can answer.
+ * The built `mino` in a real pseudo-terminal, asked by a scripted model to run
+ * `touch approved-marker`; each attack ends with the marker absent and the call
+ * saved `denied`.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
+import * as Pty from "../support/Pty.js"
+import {
+  bashCall,
+  BIN,
+  environment,
+  exitsWith,
+  recordSummary,
+  requestsReceived,
+  type Sandbox,
+  sandbox,
+  scriptedServer,
+  sessionRecords
+} from "../support/MinoProcess.js"
+
+const PROMPT = "Approve this operation? [y/N] "
+const PASTE_START = "\u001b[200~"
+const PASTE_END = "\u001b[201~"
+
+/** Mino at its first prompt, asked to make a file; returns once the approval screen is being shown (its prompt not yet). */
+const askedToApprove = (box: Sandbox, extra: Readonly<Record<string, string>> = {}) =>
+  Effect.gen(function*() {
+    const server = yield* scriptedServer([
+      ResponsesServer.toolCallResponse([bashCall("c1", "touch approved-marker")]),
+      ResponsesServer.textResponse("Done.")
+    ])
+    const mino = yield* Pty.spawn({ argv: [process.execPath, BIN], env: environment(box, server.url, extra), cwd: box.cwd })
+    yield* mino.waitFor("You> ")
+    yield* mino.write("make a file\r")
+    yield* requestsReceived(server, 1)
+    yield* mino.waitFor("[Tool: bash]", 30_000)
+    return mino
+  })
+
+/**
+ * Holds Mino (SIGSTOP), checks that the prompt is not up yet, queues `text` in
+ * the terminal, and lets Mino go: `text` certainly reached the terminal before
+ * the prompt. Returns false when the prompt was already up (the run proves nothing then).
+ */
+const queueBeforePrompt = (mino: Pty.Pty, text: string) =>
+  Effect.gen(function*() {
+    yield* mino.stop
+    yield* mino.flushOutput
+    const screen = yield* mino.screen
+    const before = !screen.includes(PROMPT)
+    if (before) yield* mino.typeAcked(text)
+    yield* mino.kill("SIGCONT")
+    return before
+  })
+
+/** The call ended denied, nothing ran, and Mino ends at Ctrl+D. */
+const deniedAndNothingRan = (box: Sandbox, mino: Pty.Pty) =>
+  Effect.gen(function*() {
+    yield* mino.waitFor("Assistant> Done.", 30_000)
+    yield* mino.write("\x04")
+    yield* exitsWith(mino, { code: 0, signal: null }, 30_000)
+    return {
+      ran: fs.existsSync(path.join(box.cwd, "approved-marker")),
+      records: recordSummary(sessionRecords(box))
+    }
+  })
+
+/**
+ * A paste was sent at the prompt: a moment later, unless its CR already answered (the command ran),
+ * someone who did not mean to approve presses Enter; then the outcome.
+ */
+const answeredByPaste = (box: Sandbox, mino: Pty.Pty) =>
+  Effect.gen(function*() {
+    yield* Effect.sleep("500 millis")
+    yield* mino.flushOutput
+    if (!(yield* mino.screen).includes("[Tool result: completed")) yield* mino.write("\r")
+    return yield* deniedAndNothingRan(box, mino)
+  })
+
+const DENIED = { ran: false, records: ["user_input", "model_response", "tool_result:denied", "model_response", "turn_end:completed"] }
+
+describe("attack: a paste's start marker cut across the guard's end", () => {
+  // The terminal sent a paste (start marker, `Ctrl+U y CR`, end marker) and the link cut it after
+  // `ESC[2`: the first piece reached Mino before the prompt, the rest after. Cut once, a start
+  // marker is still a paste (docs/usage.md, "Pastes"): its CR is a newline and the line pasted.
+  for (const cut of ["\u001b", "\u001b[", "\u001b[2", "\u001b[20", "\u001b[200"]) {
+    it.live(`a start marker cut after ${JSON.stringify(cut)} as the guard ends: its rest is still pasted, the paste's CR never approves`, () =>
+      Effect.scoped(Effect.gen(function*() {
+        const box = yield* sandbox
+        const mino = yield* askedToApprove(box)
+        const queued = yield* queueBeforePrompt(mino, cut)
+        expect(queued).toBe(true)
+        yield* mino.waitFor(PROMPT, 30_000)
+        yield* mino.flushOutput
+        // The rest of the paste: Ctrl+U erases whatever the cut marker left typed, then `y` and CR.
+        yield* mino.typeAcked(`${PASTE_START.slice(cut.length)}\u0015y\r${PASTE_END}`)
+        expect(yield* answeredByPaste(box, mino)).toEqual(DENIED)
+      })), 60_000)
+  }
+
+  // A lone ESC is the Escape key once the terminal has been quiet for 100 ms, and the rest of the
+  // marker, read next, still starts a paste. Mino held (SIGSTOP) from before the ESC to past the
+  // guard's end: the ESC and the guard's end are handled in one waking, with no quiet spell between.
+  it.live("a lone ESC queued while Mino is stopped through the guard's end: the rest of the marker still starts a paste", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const box = yield* sandbox
+      const mino = yield* askedToApprove(box)
+      yield* mino.stop
+      yield* mino.flushOutput
+      expect((yield* mino.screen).includes(PROMPT)).toBe(false)
+      yield* mino.typeAcked("\u001b")
+      // Past the guard (500 ms after the screen was seen) while stopped.
+      yield* Effect.sleep("1500 millis")
+      yield* mino.kill("SIGCONT")
+      yield* mino.waitFor(PROMPT, 30_000)
+      yield* mino.flushOutput
+      yield* mino.typeAcked(`${PASTE_START.slice(1)}\u0015y\r${PASTE_END}`)
+      expect(yield* answeredByPaste(box, mino)).toEqual(DENIED)
+    })), 60_000)
+})

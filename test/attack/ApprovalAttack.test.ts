@@ -28,6 +28,7 @@ import {
 const PROMPT = "Approve this operation? [y/N] "
 const PASTE_START = "\u001b[200~"
 const PASTE_END = "\u001b[201~"
+const REQUEST = "\u001b[6n"
 
 /** Mino at its first prompt, asked to make a file; returns once the approval screen is being shown (its prompt not yet). */
 const askedToApprove = (box: Sandbox, extra: Readonly<Record<string, string>> = {}) =>
@@ -41,6 +42,13 @@ const askedToApprove = (box: Sandbox, extra: Readonly<Record<string, string>> = 
     yield* mino.write("make a file\r")
     yield* requestsReceived(server, 1)
     yield* mino.waitFor("[Tool: bash]", 30_000)
+    // The screen's cursor position request relayed, so its answer is in the terminal's input before
+    // anything the test types (a terminal answers as it draws; its answer never cuts a paste).
+    for (;;) {
+      const raw = yield* mino.rawOutput
+      if (raw.indexOf(REQUEST, raw.indexOf("[Tool: bash]")) !== -1) break
+      yield* Effect.sleep("10 millis")
+    }
     return mino
   })
 

@@ -24,7 +24,7 @@
  * A start marker whose ESC arrived a quiet spell before the rest of it (a slow
  * or split link) gives the Escape key, as a lone ESC must; but when the next
  * read begins with the rest of the marker (`[200~`), a paste starts there all
- * the same (`escaped`), so the paste is never typed. (The rest cut once more,
+ * the same (`cut`), so the paste is never typed. (The rest cut once more,
  * `[2` then `00~`, is not recognised: it is typed.)
  *
  * Ctrl+C and Ctrl+\ stop Mino wherever they arrive, a paste included (stopping
@@ -70,6 +70,9 @@ export type Typed = Exclude<Input, { readonly _tag: "Stop" } | { readonly _tag: 
  */
 export const QUIET_MS = 100
 
+/** The bracketed-paste start marker. */
+const PASTE_START = "\u001b[200~"
+
 /** A CSI longer than this is no key: it is skipped to its final byte, not held. */
 const MAX_SEQUENCE = 64
 
@@ -88,11 +91,16 @@ export interface Decoder {
   readonly enter: "key" | "alone" | "aloneUntilIdle"
   /** Inside a sequence being dropped as it arrives: a control `string`, or a long `csi`. */
   readonly skip: "none" | "string" | "csi"
-  /** The last thing decoded was a lone ESC taken as the Escape key when the terminal went idle. */
-  readonly escaped: boolean
+  /**
+   * The beginning of a paste's start marker set aside by the last thing decoded:
+   * a lone ESC taken as the Escape key when the terminal went idle, or a cut
+   * sequence `forget` let go of. When the next read holds the rest of the
+   * marker, a paste starts there all the same.
+   */
+  readonly cut: string
 }
 
-export const initial: Decoder = { bytes: new Uint8Array(0), held: "", mode: "typed", enter: "key", skip: "none", escaped: false }
+export const initial: Decoder = { bytes: new Uint8Array(0), held: "", mode: "typed", enter: "key", skip: "none", cut: "" }
 
 /** Whether the decoder waits to hear nothing more (the rest of a paste or of a lone ESC, or after a lone Enter): the reader then calls `idle`. */
 export const waiting = (decoder: Decoder): boolean =>
@@ -116,7 +124,7 @@ export const idle = (decoder: Decoder): { readonly decoder: Decoder; readonly in
       held: escape || skipping ? "" : decoder.held,
       enter,
       skip: "none",
-      escaped: escape
+      cut: escape ? "\u001b" : decoder.cut
     },
     inputs: escape ? [key("escape")] : []
   }
@@ -126,10 +134,16 @@ export const idle = (decoder: Decoder): { readonly decoder: Decoder; readonly in
  * Forgets a cut sequence that began before now, so no key can be made of bytes
  * from before and after this moment. Inside a paste it is kept: a cut end
  * marker must still end the paste; and so is a sequence being dropped, so its
- * rest is dropped too, never typed.
+ * rest is dropped too, never typed. A cut that may begin a paste's start
+ * marker is set aside (`cut`): when the next read holds the rest of the
+ * marker, a paste starts (the safe direction), so a paste cut at this moment
+ * is never typed.
  */
-export const forget = (decoder: Decoder): Decoder =>
-  decoder.mode === "paste" || decoder.skip !== "none" ? decoder : { ...decoder, bytes: new Uint8Array(0), held: "" }
+export const forget = (decoder: Decoder): Decoder => {
+  if (decoder.mode === "paste" || decoder.skip !== "none") return decoder
+  const cut = decoder.held !== "" && PASTE_START.startsWith(decoder.held) ? decoder.held : decoder.held === "" ? decoder.cut : ""
+  return { ...decoder, bytes: new Uint8Array(0), held: "", cut }
+}
 
 /**
  * The first stop key in a chunk, found before anything else in it is decoded,
@@ -156,8 +170,6 @@ const cutCharacter = (bytes: Uint8Array): number => {
 
 const utf8 = new TextDecoder("utf-8")
 
-/** The bracketed-paste start marker after its ESC. */
-const PASTE_START_REST = "[200~"
 
 type Sequence =
   | { readonly _tag: "Incomplete" }
@@ -429,9 +441,10 @@ export const decode = (decoder: Decoder, chunk: Uint8Array): { readonly decoder:
   const cut = cutCharacter(bytes)
   const read = decoder.held + utf8.decode(bytes.subarray(0, bytes.length - cut))
   // A paste's start marker whose ESC reached Mino a quiet spell before the rest (a slow
-  // or split link): the ESC was taken as the Escape key, and the next read begins with
-  // the rest of the marker. It still starts a paste, so the paste never types.
-  const text = decoder.escaped && read.startsWith(PASTE_START_REST) ? `\u001b${read}` : read
+  // or split link), or whose beginning an approval's guard let go of as it ended: the
+  // next read begins with the rest of the marker. It still starts a paste, so the paste never types.
+  const resumed = decoder.cut + read
+  const text = decoder.cut !== "" && resumed.startsWith(PASTE_START) ? resumed : read
   const scan: Scan = { text, at: 0, mode: decoder.mode, enter: decoder.enter, skip: decoder.skip, held: "", inputs: [], pasted: "", opened: false }
   while (scan.at < text.length) {
     if (scan.skip !== "none") skipStep(scan, scan.skip)
@@ -440,5 +453,7 @@ export const decode = (decoder: Decoder, chunk: Uint8Array): { readonly decoder:
   }
   flushPaste(scan)
   const { held, mode, enter, skip } = scan
-  return { decoder: { bytes: bytes.slice(bytes.length - cut), held, mode, enter, skip, escaped: false }, inputs: scan.inputs }
+  // A read that decoded nothing yet (part of a character) keeps what was set aside for the next.
+  const setAside = read === "" ? decoder.cut : ""
+  return { decoder: { bytes: bytes.slice(bytes.length - cut), held, mode, enter, skip, cut: setAside }, inputs: scan.inputs }
 }

@@ -152,6 +152,7 @@ class Keys {
       this.options.raw(Sighting.REQUEST)
     }
     process.on("exit", this.restoreModes)
+    process.on("SIGCONT", this.onContinue)
     this.releaseSignals = FatalSignals.restoreBeforeDeath(this.restoreModes)
     this.drainFd = openDrain(input)
     this.drainable = this.drainFd !== undefined
@@ -164,6 +165,7 @@ class Keys {
     input.off("end", this.onEnd)
     input.off("error", this.onEnd)
     process.off("exit", this.restoreModes)
+    process.off("SIGCONT", this.onContinue)
     this.restoreModes()
     input.pause()
     if (this.redrawTimer !== undefined) clearTimeout(this.redrawTimer)
@@ -266,6 +268,18 @@ class Keys {
     }
     if (this.options.animated) this.options.raw(PASTE_ON)
     this.modesSet = true
+  }
+
+  /**
+   * Continued after a stop: a shell that took the terminal back while Mino was
+   * stopped hands it back on `fg` in modes of its choosing (bash: cooked, with
+   * echo; bash's readline and zsh's line editor turn bracketed paste off as they
+   * accept `fg`). Set while Mino holds the terminal, the modes are set again at
+   * once, or a paste would be typed (and could answer an approval) and Enter
+   * would be a line feed.
+   */
+  private readonly onContinue = (): void => {
+    if (this.modesSet) this.assertModes()
   }
 
   private readonly restoreModes = (): void => {

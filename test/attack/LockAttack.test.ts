@@ -11,6 +11,10 @@
  *
  * Rounds: a directory with no conversation yet (plain starts), and one whose
  * conversation exists (plain starts mixed with `--continue ID`).
+ *
+ * And an approved command that leaves a process running outside Mino's group
+ * (`setsid`): it holds none of Mino's descriptors on `~/.mino`, so once Mino
+ * ends the next start opens the conversation instead of being refused busy.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -18,7 +22,9 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
-import { API_KEY, BIN, type Sandbox, sandbox, scriptedServer } from "../support/MinoProcess.js"
+import * as Pty from "../support/Pty.js"
+import { API_KEY, bashCall, BIN, environment, exitsWith, type Sandbox, sandbox, scriptedServer } from "../support/MinoProcess.js"
+import { PROC } from "../support/Proc.js"
 
 const STARTS = 6
 const ROUNDS = 3
@@ -119,3 +125,61 @@ describe("attack: many starts at once on one directory's conversation, from a ho
       expect(fs.existsSync(trace)).toBe(false)
     })), 240_000)
 })
+
+describe("attack: a command that leaves a process behind, outside Mino's process group", () => {
+  it.live("the escaped process holds none of Mino's locks: after Mino ends, the next start in the directory opens its conversation", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const box = yield* sandbox
+      const pidFile = path.join(box.cwd, "escaped.pid")
+      // It waits a second, so that its group is killed (as the command ends) only after the child left it.
+      const server = yield* scriptedServer([
+        ResponsesServer.toolCallResponse([bashCall("c1", `setsid sh -c 'echo $$ > escaped.pid; exec sleep 60' </dev/null >/dev/null 2>&1 & sleep 1`)]),
+        ResponsesServer.textResponse("Left one behind."),
+        ResponsesServer.textResponse("Second start answered.")
+      ])
+      const first = yield* Pty.spawn({ argv: [process.execPath, BIN], env: environment(box, server.url), cwd: box.cwd })
+      yield* first.waitFor("You> ")
+      yield* first.write("leave a process behind\r")
+      yield* first.waitFor("Approve this operation? [y/N] ", 30_000)
+      yield* first.write("y\r")
+      yield* first.waitFor("Assistant> Left one behind.", 30_000)
+      const escaped = Number((yield* Effect.promise(() => waitForFile(pidFile))).trim())
+      yield* Effect.addFinalizer(() => Effect.sync(() => {
+        try {
+          process.kill(escaped, "SIGKILL")
+        } catch {
+          // already gone
+        }
+      }))
+      // Its descriptors: none is a lock or a conversation of Mino's.
+      const held = fs.readdirSync(`${PROC}/${escaped}/fd`).flatMap((fd) => {
+        try {
+          return [fs.readlinkSync(`${PROC}/${escaped}/fd/${fd}`)]
+        } catch {
+          return []
+        }
+      })
+      expect(held.filter((target) => target.includes(".mino"))).toEqual([])
+      yield* first.write("\x04")
+      yield* exitsWith(first, { code: 0, signal: null }, 30_000)
+      // The escaped process still runs; the next start continues the conversation, not busy.
+      expect(fs.existsSync(`${PROC}/${escaped}`)).toBe(true)
+      const second = yield* Pty.spawn({ argv: [process.execPath, BIN], env: environment(box, server.url), cwd: box.cwd })
+      yield* second.waitFor("You> ", 30_000)
+      yield* second.write("still there?\r")
+      yield* second.waitFor("Assistant> Second start answered.", 30_000)
+      yield* second.write("\x04")
+      yield* exitsWith(second, { code: 0, signal: null }, 30_000)
+    })), 90_000)
+})
+
+const waitForFile = async (file: string): Promise<string> => {
+  for (let i = 0; i < 200; i++) {
+    if (fs.existsSync(file)) {
+      const text = fs.readFileSync(file, "utf8")
+      if (text.endsWith("\n")) return text
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  throw new Error(`${file} was not written`)
+}

@@ -10,6 +10,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import * as Pty from "../support/Pty.js"
 import {
@@ -42,6 +43,8 @@ const askedToApprove = (box: Sandbox, extra: Readonly<Record<string, string>> = 
     yield* mino.write("make a file\r")
     yield* requestsReceived(server, 1)
     yield* mino.waitFor("[Tool: bash]", 30_000)
+    // TERM=dumb: no request is written (the guard runs from the screen's write).
+    if (extra["TERM"] === "dumb") return mino
     // The screen's cursor position request relayed, so its answer is in the terminal's input before
     // anything the test types (a terminal answers as it draws; its answer never cuts a paste).
     for (;;) {
@@ -94,42 +97,114 @@ const answeredByPaste = (box: Sandbox, mino: Pty.Pty) =>
 
 const DENIED = { ran: false, records: ["user_input", "model_response", "tool_result:denied", "model_response", "turn_end:completed"] }
 
+/** How many cursor position requests Mino wrote since the approval screen: one, unless a request went unanswered for a second. */
+const requestsSinceScreen = (mino: Pty.Pty) =>
+  Effect.map(mino.rawOutput, (raw) => {
+    let count = 0
+    for (let at = raw.indexOf(REQUEST, raw.indexOf("[Tool: bash]")); at !== -1; at = raw.indexOf(REQUEST, at + 1)) count++
+    return count
+  })
+
+interface Run {
+  readonly requests: number
+  readonly outcome: { readonly ran: boolean; readonly records: ReadonlyArray<string> }
+}
+
+/**
+ * Runs `attack` (in a sandbox of its own) until it is conclusive, at most three times. A run is
+ * not when Mino, held before it read the terminal's answer, asked again: the second answer then
+ * reaches it between the two halves of the cut marker, which no terminal does (it writes a paste
+ * whole, and answers before or after it).
+ */
+const conclusively = (attack: (box: Sandbox) => Effect.Effect<Run, Pty.PtyTimeout, Scope.Scope>) =>
+  Effect.gen(function*() {
+    let run: Run | undefined
+    let attempts = 0
+    for (; attempts < 3 && run?.requests !== 1; attempts++) {
+      run = yield* Effect.scoped(Effect.flatMap(sandbox, attack))
+    }
+    console.log(`cut marker attack: ${attempts} run(s), the last conclusive: ${run?.requests === 1}`)
+    return run
+  })
+
+/** The rest of the paste: Ctrl+U erases whatever the cut marker left typed, then `y` and CR; then what came of it. */
+const restOfPaste = (box: Sandbox, mino: Pty.Pty, cut: string) =>
+  Effect.gen(function*() {
+    yield* mino.waitFor(PROMPT, 30_000)
+    yield* mino.flushOutput
+    yield* mino.typeAcked(`${PASTE_START.slice(cut.length)}\u0015y\r${PASTE_END}`)
+    const requests = yield* requestsSinceScreen(mino)
+    return { requests, outcome: yield* answeredByPaste(box, mino) }
+  })
+
 describe("attack: a paste's start marker cut across the guard's end", () => {
   // The terminal sent a paste (start marker, `Ctrl+U y CR`, end marker) and the link cut it after
   // `ESC[2`: the first piece reached Mino before the prompt, the rest after. Cut once, a start
   // marker is still a paste (docs/usage.md, "Pastes"): its CR is a newline and the line pasted.
   for (const cut of ["\u001b", "\u001b[", "\u001b[2", "\u001b[20", "\u001b[200"]) {
     it.live(`a start marker cut after ${JSON.stringify(cut)} as the guard ends: its rest is still pasted, the paste's CR never approves`, () =>
-      Effect.scoped(Effect.gen(function*() {
-        const box = yield* sandbox
-        const mino = yield* askedToApprove(box)
-        const queued = yield* queueBeforePrompt(mino, cut)
-        expect(queued).toBe(true)
-        yield* mino.waitFor(PROMPT, 30_000)
-        yield* mino.flushOutput
-        // The rest of the paste: Ctrl+U erases whatever the cut marker left typed, then `y` and CR.
-        yield* mino.typeAcked(`${PASTE_START.slice(cut.length)}\u0015y\r${PASTE_END}`)
-        expect(yield* answeredByPaste(box, mino)).toEqual(DENIED)
-      })), 60_000)
+      Effect.gen(function*() {
+        const run = yield* conclusively((box) =>
+          Effect.gen(function*() {
+            const mino = yield* askedToApprove(box)
+            expect(yield* queueBeforePrompt(mino, cut)).toBe(true)
+            return yield* restOfPaste(box, mino, cut)
+          })
+        )
+        expect(run).toEqual({ requests: 1, outcome: DENIED })
+      }), 120_000)
   }
 
   // A lone ESC is the Escape key once the terminal has been quiet for 100 ms, and the rest of the
   // marker, read next, still starts a paste. Mino held (SIGSTOP) from before the ESC to past the
   // guard's end: the ESC and the guard's end are handled in one waking, with no quiet spell between.
   it.live("a lone ESC queued while Mino is stopped through the guard's end: the rest of the marker still starts a paste", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const box = yield* sandbox
-      const mino = yield* askedToApprove(box)
-      yield* mino.stop
-      yield* mino.flushOutput
-      expect((yield* mino.screen).includes(PROMPT)).toBe(false)
-      yield* mino.typeAcked("\u001b")
-      // Past the guard (500 ms after the screen was seen) while stopped.
-      yield* Effect.sleep("1500 millis")
-      yield* mino.kill("SIGCONT")
-      yield* mino.waitFor(PROMPT, 30_000)
-      yield* mino.flushOutput
-      yield* mino.typeAcked(`${PASTE_START.slice(1)}\u0015y\r${PASTE_END}`)
-      expect(yield* answeredByPaste(box, mino)).toEqual(DENIED)
-    })), 60_000)
+    Effect.gen(function*() {
+      const run = yield* conclusively((box) =>
+        Effect.gen(function*() {
+          const mino = yield* askedToApprove(box)
+          yield* mino.stop
+          yield* mino.flushOutput
+          expect((yield* mino.screen).includes(PROMPT)).toBe(false)
+          yield* mino.typeAcked("\u001b")
+          // Past the guard (500 ms after the screen was seen) while stopped.
+          yield* Effect.sleep("1500 millis")
+          yield* mino.kill("SIGCONT")
+          return yield* restOfPaste(box, mino, "\u001b")
+        })
+      )
+      expect(run).toEqual({ requests: 1, outcome: DENIED })
+    }), 120_000)
+})
+
+describe("attack: stray input queued while the screen is up and the prompt is not", () => {
+  // Each queued while Mino is held (SIGSTOP) with the screen shown and the prompt not yet, then the
+  // person presses Enter at the prompt: Enter alone denies. TERM=dumb has no sighting and no
+  // bracketed paste: the guard runs from the screen's write, and the drain alone discards these.
+  const STRAY: ReadonlyArray<readonly [string, string]> = [
+    ["y Enter", "y\r"],
+    ["yes Enter twice", "yes\ryes\r"],
+    ["Ctrl+D, then y Enter", "\u0004y\r"],
+    ["a pasted y Enter", `${PASTE_START}y\r${PASTE_END}`],
+    ["an end marker, then y Enter", `${PASTE_END}y\r`],
+    ["a forged cursor report, then y Enter", "\u001b[1;2Ry\r"]
+  ]
+  for (const term of ["xterm", "dumb"]) {
+    for (const [name, text] of STRAY) {
+      it.live(`TERM=${term}: ${name} queued before the prompt never approves`, () =>
+        Effect.scoped(Effect.gen(function*() {
+          const box = yield* sandbox
+          const mino = yield* askedToApprove(box, { TERM: term })
+          expect(yield* queueBeforePrompt(mino, text)).toBe(true)
+          // A forged report denies the question outright; else the prompt comes and Enter alone denies.
+          const shown = yield* mino.waitFor(new RegExp(`${PROMPT.replace(/[?[\]]/g, "\\$&")}|Denied: the terminal's input`), 30_000)
+          if (shown.endsWith(PROMPT)) {
+            yield* mino.flushOutput
+            yield* Effect.sleep("300 millis")
+            yield* mino.write("\r")
+          }
+          expect(yield* deniedAndNothingRan(box, mino)).toEqual(DENIED)
+        })), 60_000)
+    }
+  }
 })

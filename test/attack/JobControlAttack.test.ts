@@ -25,19 +25,20 @@ import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import * as Pty from "../support/Pty.js"
 import { bashCall, BIN, environment, exitsWith, recordSummary, requestsReceived, type Sandbox, sandbox, scriptedServer, sessionRecords } from "../support/MinoProcess.js"
 import { PROC } from "../support/Proc.js"
+import * as VirtualTerminal from "../support/VirtualTerminal.js"
 
 const PROMPT = "Approve this operation? [y/N] "
 const PASTE_ON = "\u001b[?2004h"
 const PASTE_OFF = "\u001b[?2004l"
 
 /** Mino with its approval prompt up (guard over). */
-const atPrompt = (box: Sandbox) =>
+const atPrompt = (box: Sandbox, rows?: number) =>
   Effect.gen(function*() {
     const server = yield* scriptedServer([
       ResponsesServer.toolCallResponse([bashCall("c1", "touch approved-marker")]),
       ResponsesServer.textResponse("Done.")
     ])
-    const mino = yield* Pty.spawn({ argv: [process.execPath, BIN], env: environment(box, server.url), cwd: box.cwd })
+    const mino = yield* Pty.spawn({ argv: [process.execPath, BIN], env: environment(box, server.url), cwd: box.cwd, ...(rows === undefined ? {} : { rows }) })
     yield* mino.waitFor("You> ")
     yield* mino.write("make a file\r")
     yield* requestsReceived(server, 1)
@@ -124,5 +125,27 @@ describe("attack: stopped and brought back by job control at the approval prompt
       } else {
         expect({ modes }).toEqual({ modes: { echo: false, icanon: false, isig: false } })
       }
+    })), 60_000)
+
+  // While Mino is stopped the person uses the shell: its output scrolls the approval screen away.
+  // Brought back, the prompt must not take an answer with no command on the screen above it.
+  it.live("the shell's output scrolled the approval screen away while Mino was stopped: once continued, the command is on the screen with the prompt", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const box = yield* sandbox
+      const ROWS = 24
+      const mino = yield* atPrompt(box, ROWS)
+      yield* mino.stop
+      // The shell's lines, written to the terminal as the shell writes them.
+      const shell = ["", "[1]+  Stopped                 mino", ...Array.from({ length: 40 }, (_, i) => `$ ls\r\nfile-${i}`), "$ fg", "mino", ""]
+      fs.writeFileSync(`${PROC}/${mino.pid}/fd/1`, shell.join("\r\n"))
+      yield* mino.kill("SIGCONT")
+      yield* Effect.sleep("1500 millis")
+      yield* mino.flushOutput
+      const visible = VirtualTerminal.render((yield* mino.rawOutput).toString("utf8"), 200).split("\n").slice(-ROWS).join("\n")
+      const command = visible.lastIndexOf('Command: "touch approved-marker"')
+      const prompt = visible.lastIndexOf(PROMPT.trimEnd())
+      expect({ commandShown: command !== -1, promptBelowIt: prompt > command }).toEqual({ commandShown: true, promptBelowIt: true })
+      yield* mino.write("\x03")
+      yield* mino.exitedWithin(30_000)
     })), 60_000)
 })

@@ -328,10 +328,14 @@ const make = (options: TerminalOptions) =>
         reader !== undefined ? reader.readLine(prompt, readOptions?.history ?? [], readOptions?.completions ?? []) : lines !== undefined ? lines.readLine(prompt) : Effect.succeedNone
       )
     // The screen goes out first, whole (held-back text included): the guard starts once it is on the terminal.
+    // A question Mino was stopped and continued at is asked anew, under its screen shown again.
     const ask: TerminalShape["ask"] = (screen, prompt) =>
-      Effect.zipRight(
-        writeText(screen, true),
-        reader !== undefined ? reader.ask(prompt) : lines !== undefined ? lines.ask(prompt) : Effect.succeedNone
+      Effect.flatMap(
+        Effect.zipRight(
+          writeText(screen, true),
+          reader !== undefined ? reader.ask(prompt) : lines !== undefined ? lines.ask(prompt) : Effect.succeedNone
+        ),
+        (answer) => Option.isSome(answer) && answer.value.continued === true ? ask(screen, prompt) : Effect.succeed(answer)
       )
 
     const style = styled(options.decorated)

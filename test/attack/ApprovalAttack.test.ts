@@ -97,12 +97,19 @@ const answeredByPaste = (box: Sandbox, mino: Pty.Pty) =>
 
 const DENIED = { ran: false, records: ["user_input", "model_response", "tool_result:denied", "model_response", "turn_end:completed"] }
 
-/** How many cursor position requests Mino wrote since the approval screen: one, unless a request went unanswered for a second. */
+/**
+ * How many cursor position requests Mino wrote since the approval screen, beyond one for each time the
+ * screen was shown again (continued after a stop with its question up, Mino shows it again and asks
+ * anew, with a request of its own): one, unless a request went unanswered for a second.
+ */
 const requestsSinceScreen = (mino: Pty.Pty) =>
   Effect.map(mino.rawOutput, (raw) => {
-    let count = 0
-    for (let at = raw.indexOf(REQUEST, raw.indexOf("[Tool: bash]")); at !== -1; at = raw.indexOf(REQUEST, at + 1)) count++
-    return count
+    const count = (needle: string) => {
+      let found = 0
+      for (let at = raw.indexOf(needle, raw.indexOf("[Tool: bash]")); at !== -1; at = raw.indexOf(needle, at + 1)) found++
+      return found
+    }
+    return count(REQUEST) - (count("[Tool: bash]") - 1)
   })
 
 interface Run {

@@ -110,6 +110,8 @@ describe("attack: stopped and brought back by job control at the approval prompt
       const box = yield* sandbox
       const mino = yield* atPrompt(box)
       yield* stoppedAndBroughtBack(mino, true)
+      // Continued with its question up, Mino shows the screen again and asks anew, behind a new guard.
+      yield* mino.waitFor(PROMPT, 30_000)
       const modes = yield* mino.termios
       // Only a person's y Enter; in cooked mode Enter is a line feed (Ctrl+J), and the kernel echoes.
       if (!modes.icanon) yield* mino.write("y\r")

@@ -135,6 +135,11 @@ const run = (offset: Offset) =>
       yield* Effect.sleep(`${offset.ms} millis`)
       kind = yield* typeWhileHeld(mino, shownBefore)
     }
+    // Continued with its question up (the screen was shown when it was held), Mino shows the screen again
+    // and asks anew: the answer below goes to the question asked anew, after its own guard.
+    if (kind === "screen up, prompt guarded" || kind === "prompt already up") {
+      for (let seen = offset.from === "screen" ? 1 : 0; seen < 2; seen++) yield* mino.waitFor("[Tool: bash]", 60_000)
+    }
     yield* mino.waitFor(PROMPT, 60_000)
     // The busy period: from the reply's last byte to the approval screen's first byte on the terminal.
     const raw = yield* mino.rawOutput

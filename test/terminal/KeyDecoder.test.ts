@@ -22,6 +22,25 @@ const decodeAll = (chunks: ReadonlyArray<string | Uint8Array | typeof IDLE>): Ar
 }
 const once = (text: string) => decodeAll([text])
 
+/** Where the reader forgot a cut sequence (a question's start or release: `KeyDecoder.forget`). */
+const FORGET = Symbol("forget")
+
+/** `decodeAll`, with `FORGET` marking a forget between reads. */
+const decodeForgetting = (chunks: ReadonlyArray<string | typeof IDLE | typeof FORGET>): Array<Input> => {
+  let decoder = KeyDecoder.initial
+  const inputs: Array<Input> = []
+  for (const chunk of chunks) {
+    if (chunk === FORGET) {
+      decoder = KeyDecoder.forget(decoder)
+      continue
+    }
+    const decoded = chunk === IDLE ? KeyDecoder.idle(decoder) : KeyDecoder.decode(decoder, Buffer.from(chunk, "utf8"))
+    decoder = decoded.decoder
+    inputs.push(...decoded.inputs)
+  }
+  return inputs
+}
+
 /** `bytes` cut at `cuts` (any numbers, taken modulo its length), in order. */
 const cutAt = (bytes: Uint8Array, cuts: ReadonlyArray<number>): Array<Uint8Array> => {
   const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b)
@@ -358,6 +377,27 @@ describe("KeyDecoder", () => {
       }),
       { numRuns: 1_000 }
     )
+  })
+
+  it("a start marker's beginning set aside stays set aside across reads of cursor position reports (an approval asked anew asks for one)", () => {
+    const ESCAPE = { _tag: "Key", name: "escape", ctrl: false, meta: false }
+    const REPORT = { _tag: "Report", row: 23, column: 11 }
+    const rest = `\u0015y\r${PASTE_END}`
+    const cases = [
+      // Alone in its read, with more reports, or in one read with the marker's rest.
+      [["\u001b", IDLE, "\u001b[23;11R", `[200~${rest}`], [ESCAPE, REPORT]],
+      [["\u001b", IDLE, "\u001b[23;11R\u001b[23;11R", `[200~${rest}`], [ESCAPE, REPORT, REPORT]],
+      [["\u001b", IDLE, `\u001b[23;11R[200~${rest}`], [ESCAPE, REPORT]],
+      // A cut held when the question starts (forget), then a report, then the rest.
+      ...["\u001b[", "\u001b[2", "\u001b[20", "\u001b[200"].map((cut) => [[cut, FORGET, "\u001b[23;11R", `${"\u001b[200~".slice(cut.length)}${rest}`], [REPORT]] as const)
+    ] as const
+    for (const [chunks, before] of cases) {
+      const inputs = decodeForgetting(chunks)
+      expect(inputs.slice(0, before.length)).toMatchObject(before)
+      // The rest is one paste: never a key, never typed text.
+      expect(inputs.slice(before.length)).toEqual([{ _tag: "Paste", text: "y\n" }])
+    }
+    console.log(`set-aside marker beginnings across reports: ${cases.length} cases`)
   })
 
   it("a megabyte paste is a few inputs, decoded in one linear pass", () => {

@@ -52,6 +52,17 @@ describe("InputGate", () => {
     expect(answered.outcomes).toEqual(["Edited", "Submitted"])
   })
 
+  it("a question asked anew after a stop stays guarded: what it ignored is kept, and a line typed at its prompt counts as ignored", () => {
+    const guarded = feedAll(InputGate.guard(InputGate.idle), [text("y"), enter]).gate
+    const again = InputGate.guard(InputGate.askedAgain(guarded))
+    expect(InputGate.notice(InputGate.ignored(again))).toBe("(ignored 1 line(s) typed before this question)\n")
+    const reading = feedAll(InputGate.release(InputGate.guard(InputGate.idle)), [text("ye")]).gate
+    const asked = InputGate.guard(InputGate.askedAgain(reading))
+    expect(InputGate.notice(InputGate.ignored(asked))).toBe("(ignored a partial line typed before this question)\n")
+    // Nothing typed: nothing to say.
+    expect(InputGate.notice(InputGate.ignored(InputGate.guard(InputGate.askedAgain(InputGate.release(InputGate.guard(InputGate.idle))))))).toBeUndefined()
+  })
+
   it("a flood of type-ahead costs time in proportion to it: 40,000 lines queued and taken one prompt at a time", () => {
     /** Milliseconds to queue `lines` typed lines while no prompt is shown, then take them at one prompt after another (best of 5). */
     const cost = (lines: number): number => {

@@ -135,11 +135,26 @@ export const open = (gate: Gate, history: Texts, completions: ReadonlyArray<stri
   return { gate: current, outcome: { _tag: "Edited", editor: current._tag === "Reading" ? current.editor : LineEditor.empty(history, completions) } }
 }
 
-/** An approval screen is up: what waits is discarded, and so is everything until `release`. */
-export const guard = (gate: Gate): Gate => ({
-  _tag: "Guarded",
-  ignored: (gate._tag === "Idle" ? queued(gate.pending) : []).reduce(ignore, noneIgnored)
-})
+/**
+ * An approval screen is up: what waits is discarded, and so is everything until `release`.
+ * Already guarded (a question asked anew, `askedAgain`), what it discarded so far is kept.
+ */
+export const guard = (gate: Gate): Gate =>
+  gate._tag === "Guarded" ? gate : {
+    _tag: "Guarded",
+    ignored: (gate._tag === "Idle" ? queued(gate.pending) : []).reduce(ignore, noneIgnored)
+  }
+
+/**
+ * A question is asked anew (Mino was stopped and continued while it was up): it stays
+ * guarded, and a line typed at its prompt so far counts as ignored, for the notice.
+ */
+export const askedAgain = (gate: Gate): Gate => {
+  if (gate._tag === "Reading") {
+    return { _tag: "Guarded", ignored: { ...noneIgnored, partial: LineEditor.of(LineEditor.text(gate.editor)) } }
+  }
+  return guard(gate)
+}
 
 /** What the guard discarded so far (nothing when not guarded). */
 export const ignored = (gate: Gate): Ignored => (gate._tag === "Guarded" ? gate.ignored : noneIgnored)

@@ -434,6 +434,9 @@ const controlStep = (scan: Scan, ch: string) => {
   scan.enter = "aloneUntilIdle"
 }
 
+/** Cursor position reports at the start of a read. */
+const REPORTS = /^(?:\u001b\[\d+;\d+R)+/
+
 /** Decodes one chunk. */
 export const decode = (decoder: Decoder, chunk: Uint8Array): { readonly decoder: Decoder; readonly inputs: ReadonlyArray<Input> } => {
   // Bytes to text, keeping a cut character for the next chunk.
@@ -443,8 +446,11 @@ export const decode = (decoder: Decoder, chunk: Uint8Array): { readonly decoder:
   // A paste's start marker whose ESC reached Mino a quiet spell before the rest (a slow
   // or split link), or whose beginning an approval's guard let go of as it ended: the
   // next read begins with the rest of the marker. It still starts a paste, so the paste never types.
-  const resumed = decoder.cut + read
-  const text = decoder.cut !== "" && resumed.startsWith(PASTE_START) ? resumed : read
+  // The terminal's cursor position reports may come between (an approval asked anew asks for one).
+  const reports = decoder.cut === "" ? "" : (REPORTS.exec(read)?.[0] ?? "")
+  const after = read.slice(reports.length)
+  const resumed = decoder.cut + after
+  const text = decoder.cut !== "" && resumed.startsWith(PASTE_START) ? reports + resumed : read
   const scan: Scan = { text, at: 0, mode: decoder.mode, enter: decoder.enter, skip: decoder.skip, held: "", inputs: [], pasted: "", opened: false }
   while (scan.at < text.length) {
     if (scan.skip !== "none") skipStep(scan, scan.skip)
@@ -453,7 +459,7 @@ export const decode = (decoder: Decoder, chunk: Uint8Array): { readonly decoder:
   }
   flushPaste(scan)
   const { held, mode, enter, skip } = scan
-  // A read that decoded nothing yet (part of a character) keeps what was set aside for the next.
-  const setAside = read === "" ? decoder.cut : ""
+  // A read that decoded nothing yet (part of a character), or only reports, keeps what was set aside for the next.
+  const setAside = after === "" ? decoder.cut : ""
   return { decoder: { bytes: bytes.slice(bytes.length - cut), held, mode, enter, skip, cut: setAside }, inputs: scan.inputs }
 }

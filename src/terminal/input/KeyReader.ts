@@ -56,6 +56,12 @@ export interface Answer {
   readonly pasted: boolean
   /** No answer was read: a cursor position report Mino had not asked for arrived while the screen was on its way (`Sighting`). */
   readonly forgedReport?: boolean
+  /**
+   * No answer was read: Mino was stopped and continued while the question was up
+   * (a shell may have used the terminal meanwhile, its output scrolling the screen
+   * away): the caller shows the screen again and asks anew, behind a new guard.
+   */
+  readonly continued?: boolean
 }
 
 export interface KeyReaderOptions {
@@ -109,6 +115,8 @@ class Keys {
   state: ReaderState.Reader = ReaderState.initial
   /** The question waiting for its screen to be seen: told when it is (or when the wait gives up). */
   sighting: Question | undefined
+  /** The approval question up, from its screen written until it is answered or interrupted. */
+  question: Question | undefined
   /** The prompt on the screen, and what takes its end. */
   prompt: { shown: ShownPrompt.ShownPrompt; readonly done: (outcome: ReaderState.Settled) => void } | undefined
   /** Told when no request is left unanswered. */
@@ -280,6 +288,9 @@ class Keys {
    */
   private readonly onContinue = (): void => {
     if (this.modesSet) this.assertModes()
+    // An approval question up is asked anew under its screen, shown again: what the person
+    // sees when they answer is the command, not what a shell wrote over it meanwhile.
+    this.question?.continued()
   }
 
   private readonly restoreModes = (): void => {
@@ -373,8 +384,16 @@ class Keys {
 
   ask(prompt: string): Effect.Effect<Option.Option<Answer>> {
     return Effect.async((resume) => {
-      const question = new Question(this, prompt, resume)
-      return question.start() ? Effect.sync(() => question.cancel()) : undefined
+      const question = new Question(this, prompt, (answer) => {
+        if (this.question === question) this.question = undefined
+        resume(answer)
+      })
+      if (!question.start()) return undefined
+      this.question = question
+      return Effect.sync(() => {
+        if (this.question === question) this.question = undefined
+        question.cancel()
+      })
     })
   }
 }
@@ -488,10 +507,27 @@ class Question {
     ))
   }
 
-  /** Interrupted unanswered: its timers go, it waits for no sighting, and input waits again. */
-  cancel(): void {
+  /** Continued after a stop: it ends unanswered, and is asked again. */
+  continued(): void {
+    if (this.keys.state.stopped) return
+    const reading = this.keys.prompt !== undefined
+    this.clearTimers()
+    this.keys.sighting = undefined
+    this.keys.prompt = undefined
+    this.keys.state = ReaderState.questionContinued(this.keys.state)
+    // The screen starts on a line of its own (without a prompt, the cursor is already at a line's start).
+    if (reading) this.keys.options.raw("\n")
+    this.resume(Effect.succeed(Option.some({ text: "", pasted: false, continued: true })))
+  }
+
+  private clearTimers(): void {
     if (this.timer !== undefined) clearTimeout(this.timer)
     if (this.repeat !== undefined) clearTimeout(this.repeat)
+  }
+
+  /** Interrupted unanswered: its timers go, it waits for no sighting, and input waits again. */
+  cancel(): void {
+    this.clearTimers()
     this.keys.sighting = undefined
     this.keys.prompt = undefined
     this.keys.state = ReaderState.questionClosed(this.keys.state)

@@ -164,6 +164,13 @@ export const open = (reader: Reader, history: Texts, completions: ReadonlyArray<
 /** The prompt is gone unanswered (interrupted): input waits again. */
 export const lineClosed = (reader: Reader): Reader => ({ ...reader, gate: InputGate.close(reader.gate) })
 
+/** The question is asked anew, after a stop: it waits for no sighting, and stays guarded (`InputGate.askedAgain`). */
+export const questionContinued = (reader: Reader): Reader => ({
+  ...reader,
+  sighting: Sighting.end(reader.sighting),
+  gate: InputGate.askedAgain(reader.gate)
+})
+
 /** An approval question is gone unanswered (interrupted): it waits for no sighting, and input waits again. */
 export const questionClosed = (reader: Reader): Reader => ({
   ...reader,
@@ -189,8 +196,16 @@ export const ask = (reader: Reader, animated: boolean): { readonly _tag: "Never"
 /** The question is asked: input is ignored from now on (what waited too), until `released`. */
 export const guarded = (reader: Reader): Reader => ({ ...reader, gate: InputGate.guard(reader.gate) })
 
-/** The question starts waiting for its screen to be seen. */
-export const sightingBegun = (reader: Reader): Reader => ({ ...reader, sighting: Sighting.begin(reader.sighting) })
+/**
+ * The question starts waiting for its screen to be seen. A sequence cut before
+ * now is forgotten (a paste's start marker set aside, `KeyDecoder.forget`), so
+ * the report asked for next is never read as the rest of what came before it.
+ */
+export const sightingBegun = (reader: Reader): Reader => ({
+  ...reader,
+  decoder: KeyDecoder.forget(reader.decoder),
+  sighting: Sighting.begin(reader.sighting)
+})
 
 /** The question wrote a request for `column` (`Sighting.request`). */
 export const requested = (reader: Reader, column: number): Reader => ({ ...reader, sighting: Sighting.asked(reader.sighting, column) })

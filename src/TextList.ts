@@ -63,11 +63,13 @@ export class TextList implements Texts {
     this.startOf = grown(this.startOf, index)
     this.endOf = grown(this.endOf, index)
     this.count += 1
-    if (!text.isWellFormed()) {
+    const textBytes = Buffer.byteLength(text, "utf8")
+    // As many bytes as characters: ASCII, well-formed (most texts, and the check costs a pass over the text).
+    if (textBytes !== text.length && !text.isWellFormed()) {
       this.strings.set(index, before + text + after)
       return
     }
-    const bytes = Buffer.byteLength(before, "utf8") + Buffer.byteLength(text, "utf8") + Buffer.byteLength(after, "utf8")
+    const bytes = (before.length === 0 ? 0 : Buffer.byteLength(before, "utf8")) + textBytes + (after.length === 0 ? 0 : Buffer.byteLength(after, "utf8"))
     if (bytes > OWN_SLAB) {
       const slab = Buffer.allocUnsafeSlow(bytes)
       this.write(slab, 0, before, text, after)

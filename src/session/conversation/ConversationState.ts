@@ -79,17 +79,13 @@ interface CallState {
 }
 
 /**
- * The JSON text of `record[key]`, as a slice of the record's line wherever the
- * line holds exactly that text (the slice shares the line's memory), else the
- * value stringified: the same text either way. What is sent is always the parsed
- * value's text, never the line's at a place it is assumed to be: a line with the
- * key twice, or a space after its colon, parses to one value and holds another.
+ * The JSON text of `record[key]`: the parsed value stringified, never a slice of
+ * the line at a place it is assumed to be (a line with the key twice, or a space
+ * after its colon, parses to one value and holds another). The history copies it
+ * into its own bytes (`TextList`), so a slice of the line would share nothing, and
+ * searching the line for it cost a fifth of restoring a long session.
  */
-const savedText = (record: Readonly<Record<string, unknown>>, text: string, key: string): string => {
-  const json = JSON.stringify(record[key])
-  const at = text.indexOf(json)
-  return at === -1 ? json : text.slice(at, at + json.length)
-}
+const savedText = (record: Readonly<Record<string, unknown>>, key: string): string => JSON.stringify(record[key])
 
 /** The request items a committed record contributes (none for `tool_start`, `turn_end`). */
 const itemsOf = (record: SessionRecord): ReadonlyArray<ResponseItem> => {
@@ -198,7 +194,7 @@ export class ConversationState {
 
   /** Applies a committed record. Only this changes the conversation. */
   apply(entry: Committed): void {
-    const { record, text } = entry
+    const { record } = entry
     const position = this.lineCount++
     let turn = this.open.get(record.turn_id)
     if (record.type === "turn_end") {
@@ -218,7 +214,7 @@ export class ConversationState {
     }
     switch (record.type) {
       case "user_input": {
-        const json = savedText(record, text, "text")
+        const json = savedText(record, "text")
         this.questionTexts.push(json)
         turn.question ??= record.text
         turn.time ??= record.time
@@ -228,7 +224,7 @@ export class ConversationState {
       }
       case "model_response": {
         turn.check.response(record.output)
-        turn.add(record, savedText(record, text, "output"))
+        turn.add(record, savedText(record, "output"))
         turn.requests += 1
         // Only the calls of a valid response belong to the turn: the Agent executes
         // nothing of an invalid one, and replay and recovery must agree with it.
@@ -250,7 +246,7 @@ export class ConversationState {
       }
       case "tool_result": {
         turn.check.result(record.call_id)
-        turn.add(record, savedText(record, text, "result"))
+        turn.add(record, savedText(record, "result"))
         const call = turn.call(record.call_id)
         call.name ??= record.name
         call.finished = true

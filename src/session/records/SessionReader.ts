@@ -67,11 +67,13 @@ export function* lines(fd: number): Generator<Line> {
         const reach = from + GROUP - 1
         const groupEnd = reach >= last ? last : Math.max(buffer.lastIndexOf(0x0a, reach), buffer.indexOf(0x0a, from))
         const group = buffer.toString("utf8", from, groupEnd + 1)
+        // As many characters as bytes: ASCII, each character one byte, so a line's bytes are found from its text.
+        const ascii = group.length === groupEnd + 1 - from
         let at = from
         let textAt = 0
         while (at <= groupEnd) {
-          const newline = buffer.indexOf(0x0a, at)
           const textEnd = group.indexOf("\n", textAt)
+          const newline = ascii ? from + textEnd : buffer.indexOf(0x0a, at)
           const end = position + newline + 1
           if (newline > at) yield classify(group.slice(textAt, textEnd), lineStart, end, true)
           at = newline + 1

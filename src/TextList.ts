@@ -88,7 +88,9 @@ export class TextList implements Texts {
   /** Writes the three parts into `slab` from `at`; returns where they end. */
   private write(slab: Buffer, at: number, before: string, text: string, after: string): number {
     let end = at
-    if (before.length > 0) end += slab.write(before, end, "utf8")
+    // Most texts are kept after a comma: one ASCII character is stored as its byte, not written through a call.
+    if (before.length === 1 && before.charCodeAt(0) < 0x80) slab[end++] = before.charCodeAt(0)
+    else if (before.length > 0) end += slab.write(before, end, "utf8")
     end += slab.write(text, end, "utf8")
     if (after.length > 0) end += slab.write(after, end, "utf8")
     return end

@@ -7,7 +7,8 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as fc from "fast-check"
-import { encode, isRecord, SessionRecord } from "../../src/session/records/Records.js"
+import { encode, isRecord, isToolResult, SessionRecord, TOOL_RESULT_FIELDS } from "../../src/session/records/Records.js"
+import { ToolResult } from "../../src/tools/ToolResult.js"
 import * as Secrets from "../../src/security/Secrets.js"
 
 const isSchemaRecord = Schema.is(SessionRecord)
@@ -50,6 +51,36 @@ describe("records", () => {
     }), { numRuns: 5000 })
     // Both outcomes were reached.
     expect(valid).toBeGreaterThan(50)
+  })
+
+  it("the restore check of a tool result agrees with its schema on 5,000 generated results, and knows every field it has", () => {
+    expect([...TOOL_RESULT_FIELDS].sort()).toEqual(Object.keys(ToolResult.fields).sort())
+    const isSchemaResult = Schema.is(ToolResult)
+    // Mostly the right type, so that both outcomes are common.
+    const field = (arbitrary: fc.Arbitrary<unknown>) => fc.oneof({ arbitrary, weight: 9 }, { arbitrary: value, weight: 1 })
+    const result = fc.oneof(
+      fc.record({
+        status: field(status),
+        output: field(fc.string()),
+        exit_code: field(fc.oneof(fc.integer(), fc.double({ noNaN: true }))),
+        signal: field(fc.string()),
+        truncated: field(fc.boolean()),
+        timed_out: field(fc.boolean()),
+        cancelled: field(fc.boolean()),
+        other: value
+      }, { requiredKeys: [] }),
+      value
+    )
+    let valid = 0
+    fc.assert(fc.property(result, (generated) => {
+      const parsed: unknown = JSON.parse(JSON.stringify(generated))
+      const expected = isSchemaResult(parsed)
+      if (expected) valid += 1
+      expect(isToolResult(parsed)).toBe(expected)
+    }), { numRuns: 5000 })
+    console.log(`tool results checked both ways: 5000, ${valid} valid`)
+    expect(valid).toBeGreaterThan(250)
+    expect(valid).toBeLessThan(4750)
   })
 
   it("a mistyped call_id fails the check", () => {

@@ -5,7 +5,7 @@
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { redactStrings } from "../../security/Secrets.js"
-import { ToolResult } from "../../tools/ToolResult.js"
+import { ToolResult, ToolStatus } from "../../tools/ToolResult.js"
 import * as Defaults from "../../defaults.js"
 
 const Item = Schema.Record({ key: Schema.String, value: Schema.Unknown })
@@ -65,12 +65,22 @@ export const KNOWN_TYPES: ReadonlySet<string> = new Set(["user_input", "model_re
 // The schemas above define the records. Restore checks every line of a session,
 // and `Schema.is` costs about 6 µs a line (0.6 s for a 100k-record file), so the
 // same shapes are checked here by hand; `test/session/Records.test.ts` holds the
-// two to agreement. A tool result is left to its schema: it may gain fields.
+// two to agreement, and fails when the tool result gains a field this check does not know.
 type Json = Readonly<Record<string, unknown>>
 const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
-const optionalString = (value: Json, key: string) => !(key in value) || typeof value[key] === "string"
-const isToolResult = Schema.is(ToolResult)
+const optional = (value: Json, key: string, type: "string" | "number" | "boolean") => !(key in value) || typeof value[key] === type
+const optionalString = (value: Json, key: string) => optional(value, key, "string")
 const TURN_STATUSES: ReadonlySet<unknown> = new Set(TurnStatus.literals)
+const TOOL_STATUSES: ReadonlySet<unknown> = new Set(ToolStatus.literals)
+
+/** The fields of a tool result the check below knows (the test compares them with the schema's). */
+export const TOOL_RESULT_FIELDS = ["status", "output", "exit_code", "signal", "truncated", "timed_out", "cancelled"] as const
+
+/** `Schema.is(ToolResult)`, by hand (the schema's check was a tenth of a tool result's restore). */
+export const isToolResult = (value: unknown): boolean =>
+  isObject(value) && TOOL_STATUSES.has(value["status"]) && typeof value["output"] === "string" &&
+  optional(value, "exit_code", "number") && optionalString(value, "signal") &&
+  optional(value, "truncated", "boolean") && optional(value, "timed_out", "boolean") && optional(value, "cancelled", "boolean")
 
 const count = (value: unknown) => typeof value === "number" && Number.isSafeInteger(value) && value >= 0
 const optionalUsage = (value: Json) => {

@@ -87,6 +87,8 @@ interface CallState {
  */
 const savedText = (record: Readonly<Record<string, unknown>>, key: string): string => JSON.stringify(record[key])
 
+const isFunctionCall = (item: ResponseItem): boolean => item["type"] === "function_call"
+
 /** The request items a committed record contributes (none for `tool_start`, `turn_end`). */
 const itemsOf = (record: SessionRecord): ReadonlyArray<ResponseItem> => {
   switch (record.type) {
@@ -194,7 +196,11 @@ export class ConversationState {
 
   /** Applies a committed record. Only this changes the conversation. */
   apply(entry: Committed): void {
-    const { record } = entry
+    this.applyRecord(entry.record)
+  }
+
+  /** `apply`, for a record known to be on disk (read back from the file): no `Committed` made for each line. */
+  private applyRecord(record: SessionRecord): void {
     const position = this.lineCount++
     let turn = this.open.get(record.turn_id)
     if (record.type === "turn_end") {
@@ -228,7 +234,8 @@ export class ConversationState {
         turn.requests += 1
         // Only the calls of a valid response belong to the turn: the Agent executes
         // nothing of an invalid one, and replay and recovery must agree with it.
-        const accepted = acceptedCalls(record.output, new Set(turn.calls.keys()))
+        // A response's calls are its function calls: one without any (an answer) is not validated a second time.
+        const accepted = record.output.some(isFunctionCall) ? acceptedCalls(record.output, new Set(turn.calls.keys())) : []
         if (accepted.length > 0) turn.toolTurn = true
         for (const call of accepted) {
           const state = turn.call(call.call_id)
@@ -268,7 +275,7 @@ export class ConversationState {
    * whole; or another kind of line, counted for positions.
    */
   read(line: Line): void {
-    if (line._tag === "Record") this.apply(committed(line.record, line.text))
+    if (line._tag === "Record") this.applyRecord(line.record)
     else if (line._tag === "Unreadable" || line.type === SET_ASIDE_TYPE) this.unreadable(line.turnId)
     else this.skip()
   }

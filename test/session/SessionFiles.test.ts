@@ -14,6 +14,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Exit from "effect/Exit"
+import * as fc from "fast-check"
 import { INTERRUPTED_NOTICE, INTERRUPTED_TEXT_NOTICE } from "../../src/session/conversation/Recovery.js"
 import type { SessionRecord } from "../../src/session/records/Records.js"
 import * as SessionReader from "../../src/session/records/SessionReader.js"
@@ -247,6 +248,47 @@ describe("the reader streams", () => {
         seen.push(entry._tag === "Record" ? `${entry.record.turn_id}@${entry.start > 2 ** 31 ? "past-2GiB" : entry.start}` : entry._tag)
       }
       expect(seen).toEqual(["t1@0", "Unreadable", "t2@past-2GiB"])
+      Fs.rmSync(dir, { recursive: true })
+    }), 120_000)
+
+  it.live("each line's bytes are where the file holds them, whatever characters or stray bytes its lines hold, across chunks of lines", () =>
+    Effect.sync(() => {
+      const dir = tempDir("spans")
+      const path = Path.join(dir, "spans.jsonl")
+      // A line: a record whose text is ASCII, multi-byte, astral or has a stray byte (not UTF-8: read as U+FFFD, the line is then
+      // still a record), or a line of garbage bytes; some long, so that the lines fill several of the reader's groups (64 KiB).
+      const text = fc.oneof(
+        fc.string({ maxLength: 40 }),
+        fc.string({ unit: "grapheme", maxLength: 40 }),
+        fc.constantFrom("é", "€", "😀", "a".repeat(30_000), "é".repeat(20_000))
+      )
+      const piece = fc.oneof(
+        { arbitrary: fc.tuple(fc.string({ maxLength: 8 }), text).map(([id, words]) => Buffer.from(line({ type: "user_input", turn_id: id, text: words }))), weight: 6 },
+        { arbitrary: fc.tuple(text, fc.constantFrom([0xff], [0xe2, 0x82], [0xc3], [0xf0, 0x9f, 0x98])).map(([words, stray]) =>
+          Buffer.concat([Buffer.from(`{"type":"user_input","turn_id":"t","text":"${words.replace(/[^a-z ]/g, "")}`), Buffer.from(stray), Buffer.from("\"}\n")])), weight: 2 },
+        { arbitrary: fc.uint8Array({ maxLength: 30 }).map((bytes) => Buffer.concat([Buffer.from(bytes.filter((byte) => byte !== 0x0a)), Buffer.from("\n")])), weight: 1 }
+      )
+      let files = 0
+      let lines = 0
+      fc.assert(fc.property(fc.array(piece, { minLength: 1, maxLength: 60 }), (pieces) => {
+        const bytes = Buffer.concat(pieces)
+        Fs.writeFileSync(path, bytes)
+        // The lines as the file holds them: from one newline to the next, an empty one read as nothing.
+        const expected: Array<{ start: number; end: number }> = []
+        for (let start = 0; start < bytes.length;) {
+          const end = bytes.indexOf(0x0a, start) + 1
+          if (end > start + 1) expected.push({ start, end })
+          start = end
+        }
+        const read = [...SessionReader.readFile(path)]
+        expect(read.map(({ start, end }) => ({ start, end }))).toEqual(expected)
+        for (const entry of read) {
+          if (entry._tag === "Record") expect(JSON.stringify(entry.record) + "\n").toBe(bytes.toString("utf8", entry.start, entry.end))
+        }
+        files += 1
+        lines += read.length
+      }), { numRuns: 60 })
+      console.log(`line spans checked: ${files} files, ${lines} lines`)
       Fs.rmSync(dir, { recursive: true })
     }), 120_000)
 })

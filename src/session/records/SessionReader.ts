@@ -67,7 +67,8 @@ export function* lines(fd: number): Generator<Line> {
         const reach = from + GROUP - 1
         const groupEnd = reach >= last ? last : Math.max(buffer.lastIndexOf(0x0a, reach), buffer.indexOf(0x0a, from))
         const group = buffer.toString("utf8", from, groupEnd + 1)
-        // As many characters as bytes: ASCII, each character one byte, so a line's bytes are found from its text.
+        // As many characters as bytes: every character was one byte (ASCII, or a stray byte read as U+FFFD; no character
+        // is ever fewer bytes than UTF-16 units), so a line's bytes are where its text is, with no second search.
         const ascii = group.length === groupEnd + 1 - from
         let at = from
         let textAt = 0

@@ -5,8 +5,9 @@ import { afterAll, describe, expect, it } from "@effect/vitest"
 import { PROC } from "../support/Proc.js"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as fc from "fast-check"
 import * as Secrets from "../../src/security/Secrets.js"
-import { type BashOperation, BashRunner, PIPE_DRAIN_MS } from "../../src/tools/bash/BashRunner.js"
+import { type BashOperation, BashRunner, move, type Phase, PIPE_DRAIN_MS, type Signals } from "../../src/tools/bash/BashRunner.js"
 import * as ChildEnvironment from "../../src/tools/bash/ChildEnvironment.js"
 
 const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mino-bash-runner-")))
@@ -443,4 +444,46 @@ describe("BashRunner: Mino frozen or interrupted", () => {
       expect(yield* eventually(() => groupIsGone(pgid))).toBe(true)
     })
   )
+})
+
+describe("BashRunner: the settle's rule (move)", () => {
+  const signals = fc.record({ ended: fc.boolean(), pipeClosed: fc.boolean(), cancelled: fc.boolean(), drainCut: fc.boolean() })
+  const phase = fc.constantFrom<Phase>("running", "killing", "draining", "settled")
+
+  it("every phase, signal set and timer (a sweep of all 64 cases, then 2,000 generated): bash's end wins, a kill names its cause, every bounded wait ends at its timer, and a settled run never moves again", () => {
+    const phases: ReadonlyArray<Phase> = ["running", "killing", "draining", "settled"]
+    let cases = 0
+    const check = (at: Phase, heard: Signals, fired: boolean) => {
+      cases += 1
+      const next = move(at, heard, fired)
+      switch (at) {
+        case "running":
+          // The end first: a kill after it would find nothing (and must not be reported as the cause).
+          if (heard.ended) expect(next).toEqual({ _tag: "Drain" })
+          else if (heard.cancelled) expect(next).toEqual({ _tag: "Kill", why: "cancel" })
+          else if (fired) expect(next).toEqual({ _tag: "Kill", why: "timeout" })
+          else expect(next).toEqual({ _tag: "Wait" })
+          break
+        case "killing":
+          // The wait after a kill is bounded: its timer ends it, with or without the end.
+          expect(next).toEqual(heard.ended || fired ? { _tag: "Drain" } : { _tag: "Wait" })
+          break
+        case "draining":
+          expect(next).toEqual(heard.pipeClosed || heard.drainCut || fired ? { _tag: "Settle" } : { _tag: "Wait" })
+          break
+        case "settled":
+          expect(next).toEqual({ _tag: "Wait" })
+      }
+    }
+    for (const at of phases) {
+      for (let bits = 0; bits < 16; bits++) {
+        const heard = { ended: (bits & 1) !== 0, pipeClosed: (bits & 2) !== 0, cancelled: (bits & 4) !== 0, drainCut: (bits & 8) !== 0 }
+        check(at, heard, false)
+        check(at, heard, true)
+      }
+    }
+    fc.assert(fc.property(phase, signals, fc.boolean(), (at, heard, fired) => check(at, heard, fired)), { numRuns: 2_000 })
+    console.log(`settle rule: ${cases} cases checked`)
+    expect(cases).toBe(128 + 2_000)
+  })
 })

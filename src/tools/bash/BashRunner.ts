@@ -28,9 +28,7 @@
 import type { Socket } from "node:net"
 import { StringDecoder } from "node:string_decoder"
 import * as Context from "effect/Context"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import { Secrets, type SecretsShape } from "../../security/Secrets.js"
@@ -114,6 +112,17 @@ export const decode = (capture: Capture): string => {
   return capture.truncated ? new StringDecoder("utf8").write(bytes) : bytes.toString("utf8")
 }
 
+/** What the run has heard of so far; a settle in progress is woken by each. */
+export interface Signals {
+  /** bash ended (or its watcher did, or it never ran). */
+  ended: boolean
+  pipeClosed: boolean
+  /** Cancelled while bash ran. */
+  cancelled: boolean
+  /** Cancelled while its pipe drained: the result is bash's own, at once. */
+  drainCut: boolean
+}
+
 /** Everything one run knows, in one record. */
 interface RunState {
   readonly capture: Capture
@@ -128,54 +137,95 @@ interface RunState {
   /** Settled or stopped: no more output is kept and no more kills are sent. */
   released: boolean
   output: Socket | undefined
+  readonly signals: Signals
+  /** Whoever waits on the run (the settle, or a stop's bounded wait for the end), told of every signal. */
+  wake: (() => void) | undefined
 }
 
-/** What the run's fibers wait for. */
-interface Moments {
-  /** bash ended (or its watcher did, or it never ran). */
-  readonly ended: Deferred.Deferred<void>
-  readonly pipeClosed: Deferred.Deferred<void>
-  /** Cancelled while bash ran. */
-  readonly cancelled: Deferred.Deferred<void>
-  /** Cancelled while its pipe drained: the result is bash's own, at once. */
-  readonly drainCut: Deferred.Deferred<void>
+const signal = (state: RunState, name: keyof Signals): void => {
+  state.signals[name] = true
+  state.wake?.()
 }
-
-const done = (deferred: Deferred.Deferred<void>): void => void Deferred.unsafeDone(deferred, Exit.void)
 
 const over = (state: RunState): boolean => state.end !== undefined || state.notRun !== undefined
 
-const run = Effect.fn("BashRunner.run")(function*(
+/**
+ * Where a settle is: waiting for bash's end (its deadline running), for the end after a kill
+ * (a bounded wait), for the pipe to drain after the end (a bounded wait), or settled.
+ */
+export type Phase = "running" | "killing" | "draining" | "settled"
+
+/** What the settle does next: nothing yet, or kill and wait, go to drain, or settle. */
+export type Move =
+  | { readonly _tag: "Wait" }
+  | { readonly _tag: "Kill"; readonly why: Kill }
+  | { readonly _tag: "Drain" }
+  | { readonly _tag: "Settle" }
+
+const WAIT: Move = { _tag: "Wait" }
+const DRAIN: Move = { _tag: "Drain" }
+const SETTLE: Move = { _tag: "Settle" }
+
+/**
+ * The settle's rule, pure: given its phase, what it has heard and whether its phase's timer
+ * (the deadline; the bounded wait after a kill; the drain's bound) has fired, what it does next.
+ * bash's end wins over a cancel or the deadline heard at the same time (a kill would find nothing).
+ */
+export const move = (phase: Phase, signals: Signals, timerFired: boolean): Move => {
+  switch (phase) {
+    case "running":
+      if (signals.ended) return DRAIN
+      if (signals.cancelled) return { _tag: "Kill", why: "cancel" }
+      return timerFired ? { _tag: "Kill", why: "timeout" } : WAIT
+    case "killing":
+      return signals.ended || timerFired ? DRAIN : WAIT
+    case "draining":
+      return signals.pipeClosed || signals.drainCut || timerFired ? SETTLE : WAIT
+    case "settled":
+      return WAIT
+  }
+}
+
+/**
+ * Runs one operation: no fiber, race or timer of Effect's per run (a step's command is started
+ * many times a turn), one callback wait with plain timers, whose rule is `move`.
+ */
+const run = (
   operation: BashOperation,
   lifeline: Lifeline.Lifeline,
   secrets: SecretsShape,
   cancel: Cancellation | undefined
-) {
-  const moments: Moments = {
-    ended: yield* Deferred.make<void>(),
-    pipeClosed: yield* Deferred.make<void>(),
-    cancelled: yield* Deferred.make<void>(),
-    drainCut: yield* Deferred.make<void>()
-  }
-  const state: RunState = {
-    capture: emptyCapture(operation.outputLimitBytes),
-    startedAt: performance.now(),
-    killedFor: undefined,
-    cancelCause: "",
-    end: undefined,
-    notRun: undefined,
-    released: false,
-    output: undefined
-  }
-  const launch = yield* Effect.acquireRelease(Effect.sync(() => start(operation, lifeline, state, moments)), (launch) => stop(state, launch, moments))
-  // No fiber waits for the stop: the kill is a callback.
-  cancel?.onCancel((cause) => {
-    if (state.released) return
-    state.cancelCause = cause
-    done(over(state) ? moments.drainCut : moments.cancelled)
+): Effect.Effect<ToolResult, never, Scope.Scope> =>
+  Effect.suspend(() => {
+    const state: RunState = {
+      capture: emptyCapture(operation.outputLimitBytes),
+      startedAt: performance.now(),
+      killedFor: undefined,
+      cancelCause: "",
+      end: undefined,
+      notRun: undefined,
+      released: false,
+      output: undefined,
+      signals: { ended: false, pipeClosed: false, cancelled: false, drainCut: false },
+      wake: undefined
+    }
+    return Effect.acquireRelease(Effect.sync(() => start(operation, lifeline, state)), (launch) => stop(state, launch)).pipe(
+      Effect.flatMap((launch) => {
+        // No fiber waits for the stop: the kill is a callback.
+        cancel?.onCancel((cause) => {
+          if (state.released) return
+          state.cancelCause = cause
+          signal(state, over(state) ? "drainCut" : "cancelled")
+        })
+        // Interruption kills at once rather than when the caller's scope closes.
+        return settle(operation, state, launch).pipe(Effect.onInterrupt(() => stop(state, launch)))
+      }),
+      Effect.map(() => result(operation, state, secrets))
+    )
   })
-  // Interruption kills at once rather than when the caller's scope closes.
-  yield* settle(operation, state, launch, moments).pipe(Effect.onInterrupt(() => stop(state, launch, moments)))
+
+/** The settled run's result. */
+const result = (operation: BashOperation, state: RunState, secrets: SecretsShape): ToolResult => {
   state.released = true
   state.output?.destroy()
   if (state.notRun !== undefined) return { status: "failed", output: state.notRun } satisfies ToolResult
@@ -187,14 +237,14 @@ const run = Effect.fn("BashRunner.run")(function*(
     elapsedMs: performance.now() - state.startedAt
   } as const
   return outcome(ending, secrets.redact(decode(state.capture)), operation, secrets.redactCut)
-})
+}
 
-/** Starts bash and wires its events into the state and the moments. */
-const start = (operation: BashOperation, lifeline: Lifeline.Lifeline, state: RunState, moments: Moments): Lifeline.Launch => {
+/** Starts bash and wires its events into the state and its signals. */
+const start = (operation: BashOperation, lifeline: Lifeline.Lifeline, state: RunState): Lifeline.Launch => {
   const ended = (end: End | undefined, notRun?: string) => {
     state.end = end
     state.notRun = notRun
-    done(moments.ended)
+    signal(state, "ended")
   }
   const launch: Lifeline.Launch = lifeline.launch(operation, {
     running: (_group, stream) => {
@@ -203,7 +253,7 @@ const start = (operation: BashOperation, lifeline: Lifeline.Lifeline, state: Run
       stream.on("data", (chunk: Buffer) => {
         if (!state.released && append(state.capture, chunk)) kill(state, launch, "overflow")
       })
-      stream.on("close", () => done(moments.pipeClosed))
+      stream.on("close", () => signal(state, "pipeClosed"))
       stream.on("error", () => {}) // a pipe error ends the capture; "close" follows
     },
     exited: (code, signal) => ended({ _tag: "Exited", code, signal }),
@@ -219,45 +269,82 @@ const kill = (state: RunState, launch: Lifeline.Launch, why: Kill): void => {
   if (!over(state)) launch.kill()
 }
 
-/** Kills, then waits a bounded time for bash to be reaped. */
-const killAndWait = (state: RunState, launch: Lifeline.Launch, moments: Moments, why: Kill) =>
-  Effect.suspend(() => {
-    kill(state, launch, why)
-    return Effect.ignore(Effect.timeout(Deferred.await(moments.ended), KILL_WAIT_MS))
+/**
+ * Until there is a result (`move`'s rule): bash's end, then a bounded drain of its pipe; or the
+ * deadline or a cancellation, each a kill and a bounded wait for the end.
+ */
+const settle = (operation: BashOperation, state: RunState, launch: Lifeline.Launch) =>
+  Effect.async<void>((resume) => {
+    let phase: Phase = "running"
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const arm = (ms: number) => {
+      clearTimeout(timer)
+      timer = setTimeout(() => {
+        timer = undefined
+        step(true)
+      }, ms)
+    }
+    const step = (timerFired: boolean): void => {
+      const next = move(phase, state.signals, timerFired)
+      switch (next._tag) {
+        case "Wait":
+          return
+        case "Kill":
+          kill(state, launch, next.why)
+          phase = "killing"
+          arm(KILL_WAIT_MS)
+          return step(false)
+        case "Drain":
+          // Ended without a pipe to drain (never ran, or not yet released): settled now.
+          if (state.end === undefined || state.output === undefined) return settled()
+          phase = "draining"
+          arm(PIPE_DRAIN_MS)
+          return step(false)
+        case "Settle":
+          return settled()
+      }
+    }
+    const settled = () => {
+      phase = "settled"
+      clearTimeout(timer)
+      state.wake = undefined
+      resume(Effect.void)
+    }
+    state.wake = () => step(false)
+    arm(operation.timeoutMs)
+    step(false)
+    return Effect.sync(() => {
+      clearTimeout(timer)
+      if (phase !== "settled") state.wake = undefined
+    })
   })
 
-/** The deadline: at `timeoutMs`, the group is killed, unless bash is over by then. */
-const deadline = (operation: BashOperation, state: RunState, launch: Lifeline.Launch, moments: Moments) =>
-  Effect.sleep(`${operation.timeoutMs} millis`).pipe(
-    Effect.zipRight(Effect.suspend(() => over(state) ? Effect.never : killAndWait(state, launch, moments, "timeout")))
-  )
-
-/**
- * Until there is a result: bash's end (then a bounded drain of its pipe), the
- * deadline or a cancellation (each a kill and a bounded wait for the end).
- */
-const settle = (operation: BashOperation, state: RunState, launch: Lifeline.Launch, moments: Moments) =>
-  Effect.gen(function*() {
-    yield* Effect.raceAll([
-      Deferred.await(moments.ended),
-      deadline(operation, state, launch, moments),
-      Effect.zipRight(Deferred.await(moments.cancelled), killAndWait(state, launch, moments, "cancel"))
-    ])
-    if (state.end === undefined || state.output === undefined) return
-    yield* Effect.raceAll([
-      Effect.ignore(Effect.timeout(Deferred.await(moments.pipeClosed), PIPE_DRAIN_MS)),
-      // Cancelled while it drains: the result is bash's own, with what was captured.
-      Deferred.await(moments.drainCut)
-    ])
+/** Waits at most `ms` for bash to end. */
+const endedWithin = (state: RunState, ms: number) =>
+  Effect.async<void>((resume) => {
+    if (state.signals.ended) return resume(Effect.void)
+    const timer = setTimeout(done, ms)
+    function done() {
+      clearTimeout(timer)
+      state.wake = undefined
+      resume(Effect.void)
+    }
+    state.wake = () => {
+      if (state.signals.ended) done()
+    }
+    return Effect.sync(() => {
+      clearTimeout(timer)
+      state.wake = undefined
+    })
   })
 
 /** Kills the group unless bash is over, and stops keeping output; waits a bounded time for bash. Idempotent. */
-const stop = (state: RunState, launch: Lifeline.Launch, moments: Moments) =>
+const stop = (state: RunState, launch: Lifeline.Launch) =>
   Effect.suspend(() => {
     if (state.released) return Effect.void
     const running = !over(state)
     if (running) launch.kill()
     state.released = true
     state.output?.destroy()
-    return running ? Effect.ignore(Effect.timeout(Deferred.await(moments.ended), KILL_WAIT_MS)) : Effect.void
+    return running ? endedWithin(state, KILL_WAIT_MS) : Effect.void
   })

@@ -190,30 +190,44 @@ interface Wiring {
   readonly errorBodies: WeakMap<Headers, string>
 }
 
-/** The SDK's `fetch`: Mino's headers, the endpoint's query and key header, framed events, error bodies kept (redacted). */
-const fetcher = (wiring: Wiring, key: string) => async (url: string | URL | Request, init?: RequestInit): Promise<Response> => {
-  const { config, endpoint, secrets, transport } = wiring
-  // Every header is Mino's own, value included: the SDK's would carry OPENAI_CUSTOM_HEADERS,
-  // which no option switches off, over any of its own (User-Agent, Accept, X-Stainless-...).
+/**
+ * Mino's headers for every request, checked and built once per client: a request with a body
+ * (`withBody`) and one without. Every header is Mino's own, value included: the SDK's would carry
+ * OPENAI_CUSTOM_HEADERS, which no option switches off, over any of its own (User-Agent, Accept,
+ * X-Stainless-...).
+ */
+const headersFor = (wiring: Wiring, key: string, withBody: boolean): HttpTransport.PreparedHeaders => {
   const headers = new Headers({ accept: "application/json", "user-agent": USER_AGENT, authorization: `Bearer ${key}` })
-  if (init?.body !== undefined && init.body !== null) headers.set("content-type", "application/json")
-  for (const [name, value] of config.headers ?? []) headers.set(name, value)
-  Endpoint.authorize(endpoint, headers, key)
-  const target = Endpoint.withQuery(endpoint, url instanceof Request ? url.url : String(url))
-  const response = await transport.fetch(target, { ...init, headers })
-  if (response.ok) {
-    return response.body === null
-      ? response
-      // Whole, bounded events (EventFrames.ts): the SDK's own reader would cost the square of an event's size.
-      : new Response(EventFrames.framed(ThreadEvents.unnamed(response.body)), { status: response.status, statusText: response.statusText, headers: response.headers })
+  if (withBody) headers.set("content-type", "application/json")
+  for (const [name, value] of wiring.config.headers ?? []) headers.set(name, value)
+  Endpoint.authorize(wiring.endpoint, headers, key)
+  return new HttpTransport.PreparedHeaders(headers)
+}
+
+/** The SDK's `fetch`: Mino's headers, the endpoint's query and key header, framed events, error bodies kept (redacted). */
+const fetcher = (wiring: Wiring, key: string) => {
+  const { endpoint, secrets, transport } = wiring
+  const withBody = headersFor(wiring, key, true)
+  const withoutBody = headersFor(wiring, key, false)
+  return async (url: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const headers = init?.body !== undefined && init.body !== null ? withBody : withoutBody
+    const target = Endpoint.withQuery(endpoint, url instanceof Request ? url.url : String(url))
+    const response = await transport.fetch(target, { ...init, headers })
+    if (response.ok) {
+      return response.body === null
+        ? response
+        // Whole, bounded events (EventFrames.ts): the SDK's own reader would cost the square of an event's size.
+        // `thread.` events renamed first (ThreadEvents.ts), in the same pull.
+        : new Response(EventFrames.framed(response.body, ThreadEvents.renamer()), { status: response.status, statusText: response.statusText, headers: response.headers })
+    }
+    // The SDK keeps only an error body's `error` key; keep the text for what it said otherwise.
+    // Redacted before anything reads it (the SDK too), and where the cap cut it.
+    const body = await readCapped(response, ERROR_BODY_LIMIT).catch(() => ({ text: "", cut: false }))
+    const text = withoutEncodedKey(secrets, body.cut ? secrets.redactCut(body.text) : secrets.redact(body.text))
+    const copy = new Response(text, { status: response.status, statusText: response.statusText, headers: response.headers })
+    wiring.errorBodies.set(copy.headers, text)
+    return copy
   }
-  // The SDK keeps only an error body's `error` key; keep the text for what it said otherwise.
-  // Redacted before anything reads it (the SDK too), and where the cap cut it.
-  const body = await readCapped(response, ERROR_BODY_LIMIT).catch(() => ({ text: "", cut: false }))
-  const text = withoutEncodedKey(secrets, body.cut ? secrets.redactCut(body.text) : secrets.redact(body.text))
-  const copy = new Response(text, { status: response.status, statusText: response.statusText, headers: response.headers })
-  wiring.errorBodies.set(copy.headers, text)
-  return copy
 }
 
 /** The loaded SDK and its client. */

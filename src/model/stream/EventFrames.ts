@@ -162,8 +162,19 @@ export const end = (frames: Frames): Uint8Array => {
   return rest
 }
 
-/** `body` as whole events, one per read, each bounded; reading and cancelling pass through. */
-export const framed = (body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> => {
+/** What is done to each read before it is framed (ThreadEvents' renamer): `push` each read, then `end` once. */
+export interface Before {
+  readonly push: (chunk: Uint8Array) => Uint8Array
+  readonly end: () => Uint8Array
+}
+
+const AS_IS: Before = { push: (chunk) => chunk, end: () => new Uint8Array(0) }
+
+/**
+ * `body` as whole events, one per read, each bounded; reading and cancelling pass through.
+ * `before` changes each read first, in the same pull (no stream of its own between the two).
+ */
+export const framed = (body: ReadableStream<Uint8Array>, before: Before = AS_IS): ReadableStream<Uint8Array> => {
   const reader = body.getReader()
   const frames = make()
   // A bound passed after events of the same read: they are read first.
@@ -178,11 +189,22 @@ export const framed = (body: ReadableStream<Uint8Array>): ReadableStream<Uint8Ar
       while (true) {
         const { done, value } = await reader.read()
         if (done) {
+          // What `before` held back is the stream's last bytes: framed as any read, then the rest as it came.
+          const last = before.end()
+          const { events: lastEvents, refusal: lastRefusal } = last.length > 0 ? push(frames, last) : { events: [], refusal: undefined }
+          for (const event of lastEvents) controller.enqueue(event)
+          if (lastRefusal !== undefined) {
+            if (lastEvents.length === 0) return refuse(controller, lastRefusal)
+            refused = lastRefusal
+            return
+          }
           const rest = end(frames)
           if (rest.length > 0) controller.enqueue(rest)
           return controller.close()
         }
-        const { events, refusal } = push(frames, value)
+        const changed = before.push(value)
+        if (changed.length === 0) continue
+        const { events, refusal } = push(frames, changed)
         for (const event of events) controller.enqueue(event)
         if (refusal !== undefined) {
           if (events.length === 0) return refuse(controller, refusal)

@@ -27,7 +27,10 @@ export class CrossOriginRedirect extends Error {
   }
 }
 
-export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>
+/** What a request is sent with: fetch's, or headers prepared once (`PreparedHeaders`). */
+export type Init = Omit<RequestInit, "headers"> & { readonly headers?: RequestInit["headers"] | PreparedHeaders }
+
+export type Fetch = (input: string | URL | Request, init?: Init) => Promise<Response>
 
 export interface HttpTransport {
   readonly fetch: Fetch
@@ -179,12 +182,32 @@ export interface Failure {
 export const retriesOnFreshSocket = (failure: Failure): boolean =>
   failure.first && !failure.answered && failure.reusedSocket && isStaleSocketError(failure.cause) && !failure.aborted
 
+/**
+ * Headers checked and named as fetch names them (lower case), once: a client whose headers
+ * do not change from request to request passes these, and no request builds a `Headers` again.
+ */
+export class PreparedHeaders {
+  readonly record: Readonly<Record<string, string>>
+  constructor(given: RequestInit["headers"]) {
+    const record: Record<string, string> = {}
+    // Checked as fetch checks them (a name or value it refuses throws here, not at a request).
+    new Headers(given).forEach((value, name) => {
+      record[name] = value
+    })
+    this.record = Object.freeze(record)
+  }
+}
+
 /** The request's headers as node:http takes them, with the body's length. */
-export const requestHeaders = (given: RequestInit["headers"], body: Payload | undefined): Record<string, string> => {
-  const headers: Record<string, string> = {}
-  new Headers(given).forEach((value, name) => {
-    headers[name] = value
-  })
+export const requestHeaders = (given: RequestInit["headers"] | PreparedHeaders, body: Payload | undefined): Record<string, string> => {
+  let headers: Record<string, string> = {}
+  if (given instanceof PreparedHeaders) {
+    headers = { ...given.record }
+  } else {
+    new Headers(given).forEach((value, name) => {
+      headers[name] = value
+    })
+  }
   if (body !== undefined) {
     headers["content-length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body instanceof Body ? body.bytes : body.byteLength)
   }
@@ -201,7 +224,7 @@ interface Agents {
 /** One request being sent: where, what, and how many redirects led here. */
 interface Sending {
   readonly url: URL
-  readonly init: RequestInit
+  readonly init: Init
   readonly body: Payload | undefined
   readonly redirects: number
 }

@@ -188,6 +188,13 @@ interface Wiring {
   readonly transport: HttpTransport.HttpTransport
   /** The raw body of each error response, by the Headers object the SDK keeps on its error. */
   readonly errorBodies: WeakMap<Headers, string>
+  /**
+   * Each request's own signal, by its body (the one object the SDK hands from `post` to `fetch` as it
+   * is): the transport takes it directly, so the SDK links no controller of its own to it, and a
+   * request's end (which aborts it: the socket closes at once if the reply had not ended) costs no
+   * AbortError made and dispatched twice.
+   */
+  readonly signals: WeakMap<object, AbortSignal>
 }
 
 /**
@@ -210,9 +217,11 @@ const fetcher = (wiring: Wiring, key: string) => {
   const withBody = headersFor(wiring, key, true)
   const withoutBody = headersFor(wiring, key, false)
   return async (url: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const headers = init?.body !== undefined && init.body !== null ? withBody : withoutBody
+    const sent = init?.body
+    const headers = sent !== undefined && sent !== null ? withBody : withoutBody
+    const signal = (typeof sent === "object" && sent !== null ? wiring.signals.get(sent) : undefined) ?? init?.signal ?? null
     const target = Endpoint.withQuery(endpoint, url instanceof Request ? url.url : String(url))
-    const response = await transport.fetch(target, { ...init, headers })
+    const response = await transport.fetch(target, { ...init, headers, signal })
     if (response.ok) {
       return response.body === null
         ? response
@@ -299,6 +308,7 @@ interface Client {
   readonly connect: Effect.Effect<Started, ModelError>
   readonly body: (request: ModelRequest, shape: RequestBody.Shape) => RequestBody.Body
   readonly errorBodies: WeakMap<Headers, string>
+  readonly signals: WeakMap<object, AbortSignal>
   /** What the client remembers of the endpoint's refusals while it lives: replaced only by what Resending.ts returns. */
   memory: Resending.Memory
 }
@@ -314,7 +324,7 @@ const send = (client: Client, request: ModelRequest, attempt: Resending.Attempt)
       // Aborting closes the socket at once. Never call the iterator's `return()`:
       // it waits for the pending `next()`, so an interrupted stream would hang.
       const controller = new AbortController()
-      yield* Effect.addFinalizer(() => Effect.sync(() => controller.abort()))
+      yield* Effect.addFinalizer(() => Effect.sync(() => controller.abort(ENDED)))
       const deadline = Date.now() + client.limits.requestTimeoutMs
       const opened = yield* Effect.either(open(client, started, request, attempt.shape, controller.signal, deadline))
       if (Either.isLeft(opened)) return yield* resend(client, request, attempt, opened.left)
@@ -330,9 +340,13 @@ const send = (client: Client, request: ModelRequest, attempt: Resending.Attempt)
     })
   )
 
+/** Why a request's socket is closed when its stream ends: made once (a DOMException per request costs a stack trace). */
+const ENDED = new Error("the model stream ended")
+
 /** The request posted, until its stream opens; a failure classified (Failures.ts). */
 const open = (client: Client, started: Started, request: ModelRequest, shape: RequestBody.Shape, signal: AbortSignal, deadline: number) => {
   const sent = client.body(request, shape)
+  client.signals.set(sent, signal)
   return Effect.tryPromise({
     try: () =>
       bounded(
@@ -340,8 +354,7 @@ const open = (client: Client, started: Started, request: ModelRequest, shape: Re
           // A string body with its content type is sent as it is: the SDK stays the client.
           body: sent,
           headers: { "content-type": "application/json" },
-          stream: true,
-          signal
+          stream: true
         }).withResponse(),
         client.limits.idleTimeoutMs,
         deadline
@@ -423,14 +436,16 @@ const make = (config: ModelClientConfig) =>
     const endpoint = Endpoint.parse(config.baseURL, config.hostAs)
     const line = liner(secrets)
     const errorBodies = new WeakMap<Headers, string>()
+    const signals = new WeakMap<object, AbortSignal>()
     const client: Client = {
       endpoint,
       limits: { idleTimeoutMs: config.idleTimeoutMs ?? 120_000, requestTimeoutMs: config.requestTimeoutMs ?? 15 * 60_000 },
       policy: { maxRetries: config.maxRetries ?? 2, retryWaitCapMs: config.retryWaitCapMs ?? 10_000 },
       line,
-      connect: starter({ config, endpoint, secrets, transport, errorBodies }, line),
+      connect: starter({ config, endpoint, secrets, transport, errorBodies, signals }, line),
       body: RequestBody.writer(endpoint.family),
       errorBodies,
+      signals,
       memory: Resending.forgetful
     }
     return ModelClient.of({

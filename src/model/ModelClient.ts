@@ -211,6 +211,8 @@ const headersFor = (wiring: Wiring, key: string, withBody: boolean): HttpTranspo
   return new HttpTransport.PreparedHeaders(headers)
 }
 
+const framedEvents = (body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> => EventFrames.framed(body, ThreadEvents.renamer())
+
 /** The SDK's `fetch`: Mino's headers, the endpoint's query and key header, framed events, error bodies kept (redacted). */
 const fetcher = (wiring: Wiring, key: string) => {
   const { endpoint, secrets, transport } = wiring
@@ -221,14 +223,10 @@ const fetcher = (wiring: Wiring, key: string) => {
     const headers = sent !== undefined && sent !== null ? withBody : withoutBody
     const signal = (typeof sent === "object" && sent !== null ? wiring.signals.get(sent) : undefined) ?? init?.signal ?? null
     const target = Endpoint.withQuery(endpoint, url instanceof Request ? url.url : String(url))
-    const response = await transport.fetch(target, { ...init, headers, signal })
-    if (response.ok) {
-      return response.body === null
-        ? response
-        // Whole, bounded events (EventFrames.ts): the SDK's own reader would cost the square of an event's size.
-        // `thread.` events renamed first (ThreadEvents.ts), in the same pull.
-        : new Response(EventFrames.framed(response.body, ThreadEvents.renamer()), { status: response.status, statusText: response.statusText, headers: response.headers })
-    }
+    // A successful reply is read as whole, bounded events (EventFrames.ts): the SDK's own reader would cost the
+    // square of an event's size. `thread.` events renamed first (ThreadEvents.ts), in the same pull.
+    const response = await transport.fetch(target, { ...init, headers, signal, reshape: framedEvents })
+    if (response.ok) return response
     // The SDK keeps only an error body's `error` key; keep the text for what it said otherwise.
     // Redacted before anything reads it (the SDK too), and where the cap cut it.
     const body = await readCapped(response, ERROR_BODY_LIMIT).catch(() => ({ text: "", cut: false }))

@@ -28,7 +28,11 @@ export class CrossOriginRedirect extends Error {
 }
 
 /** What a request is sent with: fetch's, or headers prepared once (`PreparedHeaders`). */
-export type Init = Omit<RequestInit, "headers"> & { readonly headers?: RequestInit["headers"] | PreparedHeaders }
+export type Init = Omit<RequestInit, "headers"> & {
+  readonly headers?: RequestInit["headers"] | PreparedHeaders
+  /** What a successful (2xx) reply's body is read through (the model stream's framing): the Response is made once, with it. */
+  readonly reshape?: (body: ReadableStream<Uint8Array>) => ReadableStream<Uint8Array>
+}
 
 export type Fetch = (input: string | URL | Request, init?: Init) => Promise<Response>
 
@@ -295,8 +299,10 @@ const respond = async (ready: Ready, response: Http.IncomingMessage, request: Ht
   for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!)
   const nullBody = NULL_BODY.has(status) || ready.init.method === "HEAD"
   if (nullBody) response.resume()
+  const body = nullBody ? null : responseBody(response, request, await decoderFor(response))
+  const reshape = status >= 200 && status < 300 ? ready.init.reshape : undefined
   // Throws for a status fetch cannot represent (below 200 or above 599).
-  const result = new Response(nullBody ? null : responseBody(response, request, await decoderFor(response)), {
+  const result = new Response(body === null || reshape === undefined ? body : reshape(body), {
     status,
     statusText: response.statusMessage ?? "",
     headers

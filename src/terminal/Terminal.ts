@@ -264,6 +264,16 @@ const screenOf = (output: NodeJS.WritableStream) =>
       : Option.none()
   )
 
+/** A question under its screen; one Mino was stopped and continued at is asked anew, under its screen shown again. */
+const askedUnderScreen = (
+  screen: Effect.Effect<void>,
+  question: Effect.Effect<Option.Option<KeyReader.Answer>>
+): Effect.Effect<Option.Option<KeyReader.Answer>> =>
+  Effect.flatMap(
+    Effect.zipRight(screen, question),
+    (answer) => Option.isSome(answer) && answer.value.continued === true ? askedUnderScreen(screen, question) : Effect.succeed(answer)
+  )
+
 const make = (options: TerminalOptions) =>
   Effect.gen(function*() {
     // The key never reaches the screen: every write is redacted (`Secrets`), as it is drawn.
@@ -328,14 +338,10 @@ const make = (options: TerminalOptions) =>
         reader !== undefined ? reader.readLine(prompt, readOptions?.history ?? [], readOptions?.completions ?? []) : lines !== undefined ? lines.readLine(prompt) : Effect.succeedNone
       )
     // The screen goes out first, whole (held-back text included): the guard starts once it is on the terminal.
-    // A question Mino was stopped and continued at is asked anew, under its screen shown again.
     const ask: TerminalShape["ask"] = (screen, prompt) =>
-      Effect.flatMap(
-        Effect.zipRight(
-          writeText(screen, true),
-          reader !== undefined ? reader.ask(prompt) : lines !== undefined ? lines.ask(prompt) : Effect.succeedNone
-        ),
-        (answer) => Option.isSome(answer) && answer.value.continued === true ? ask(screen, prompt) : Effect.succeed(answer)
+      askedUnderScreen(
+        writeText(screen, true),
+        reader !== undefined ? reader.ask(prompt) : lines !== undefined ? lines.ask(prompt) : Effect.succeedNone
       )
 
     const style = styled(options.decorated)

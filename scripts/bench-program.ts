@@ -270,8 +270,9 @@ const step = (options: typeof StepOptions.Type) =>
         let last: number | undefined
         let [waiting, waitingCpu, responded, respondedCpu, running, runningCpu] = [0, 0, 0, 0, 0, 0]
         const started = now()
-        const cpuStarted = cpu()
+        // The helper's CPU is read by scanning /proc: before Mino's own clock starts, so the scan is not counted as Mino's.
         const helperStarted = helperCpu()
+        const cpuStarted = cpu()
         const outcome = yield* agent.turn(`Run true ${options.stepsPerTurn} times.`, (event: AgentEvent) =>
           Effect.sync(() => {
             const at = now()

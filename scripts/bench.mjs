@@ -48,7 +48,7 @@ const SCRATCH = realpathSync(mkdtempSync(join(tmpdir(), "mino-bench-")))
 // MINO_BENCH_KEEP=1 leaves the scratch directory (its session files, the built bench program) for a closer look.
 process.on("exit", () => process.env["MINO_BENCH_KEEP"] === undefined && rmSync(SCRATCH, { recursive: true, force: true }))
 
-const GOALS = { start: 2, ptyStart: 1.7, firstQuestion: 1.5, step: 1.5, stepCpu: 2, restore: 1.3, restoreMemory: 2, overflow: 2, prompt: 1.5, request: 2, startWithRecords: 1, longMemory: 1.5 }
+const GOALS = { start: 2, ptyStart: 1.7, firstQuestion: 1.5, step: 1.5, stepCpu: 2, restore: 1.3, restoreMemory: 2, overflow: 2, prompt: 1.5, request: 2, startWithRecords: 1, longMemory: 1.5, cliStep: 2 }
 
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b)
@@ -66,7 +66,7 @@ const k = (n) => `${n / 1000}k`
 /** Every row the bench prints, by section: a row not named here is an error (so this list is what the bench measures). */
 export const ROWS = {
   start: ["a) start-up to first prompt", "   in a pseudo-terminal, 80x24", "   first question to the model"],
-  step: ["b) loop overhead per tool step", "   CPU per tool step"],
+  step: ["b) loop overhead per tool step", "   CPU per tool step", "   tool step in the CLI, guard aside"],
   restore: ["c) restore a 100k-record session", "   peak memory of that restore"],
   overflow: ["d) overflow stop: `yes` to 64 KiB"],
   scale: [
@@ -341,6 +341,88 @@ const runProgram = async (mode, options, flags = []) => {
 // ---------------------------------------------------------------------------
 // b) one tool step
 
+/** The approval question's prompt, as the CLI writes it. */
+const APPROVE = "Approve this operation? [y/N] "
+
+/**
+ * A tool step in the built CLI, as a person drives it: in a pseudo-terminal, a question
+ * whose answer is 7 calls of `true`, each approved by typing `y` Enter as soon as its
+ * prompt is on the terminal. A step runs from one request's arrival at the loopback model
+ * to the next's, less the approval's guard (from the screen on the terminal to its
+ * prompt, 500 ms by design); the first step is left out, as the step bench's warm-up turn.
+ */
+const cliStep = async (floor) => {
+  const main = join(ROOT, "dist", "cli", "main.js")
+  if (!existsSync(main)) throw new Error("dist/cli is missing: run `npm run build` first")
+  const STEPS = 7
+  const model = spawn(process.execPath, [await benchProgram(), "model", JSON.stringify({ steps: STEPS, announce: true })], {
+    cwd: SCRATCH,
+    stdio: ["pipe", "pipe", "inherit"]
+  })
+  let arrivals = []
+  let lines = ""
+  const address = await new Promise((resolve, reject) => {
+    model.on("error", reject)
+    model.stdout.setEncoding("utf8")
+    model.stdout.on("data", (text) => {
+      lines += text
+      const parts = lines.split("\n")
+      lines = parts.pop()
+      for (const line of parts) {
+        const parsed = line.startsWith("{") ? JSON.parse(line) : {}
+        if (parsed.url !== undefined) resolve(parsed.url)
+        else if (parsed.request !== undefined) arrivals.push(parsed.request)
+      }
+    })
+  })
+  const cwd = join(SCRATCH, "cli-step-work")
+  mkdirSync(cwd, { recursive: true })
+  const cache = mkdtempSync(join(SCRATCH, "cache-"))
+  const steps = []
+  const guards = []
+  for (let round = 0; round < 4; round++) {
+    arrivals = []
+    const screens = []
+    const prompts = []
+    const env = {
+      HOME: mkdtempSync(join(SCRATCH, "home-")),
+      PATH: process.env["PATH"] ?? "/usr/bin:/bin",
+      LANG: "C.UTF-8",
+      TERM: "xterm-256color",
+      XDG_CACHE_HOME: cache,
+      OPENAI_API_KEY: "fake",
+      OPENAI_BASE_URL: address
+    }
+    let asked = false
+    await inPty([process.execPath, join(ROOT, "bin", "mino.js")], env, cwd, (screen, _at, type) => {
+      if (!asked && screen.includes("You> ")) {
+        asked = true
+        type("run true seven times\r")
+      }
+      // Each screen and each prompt when first seen, on the model's clock (epoch milliseconds).
+      while (screen.split("[Tool: bash]").length - 1 > screens.length) screens.push(epoch())
+      // A screen's prompt (the answered line is drawn again with the prompt: only the first counts).
+      if (screens.length > prompts.length && screen.slice(screen.lastIndexOf("[Tool: bash]")).includes(APPROVE)) {
+        prompts.push(epoch())
+        type("y\r")
+      }
+      return screen.includes("Done: every command ran.") && screen.split("You> ").length - 1 >= 2
+    })
+    if (round === 0) continue // warms the code cache, as a user's earlier starts have
+    if (arrivals.length !== STEPS + 1 || prompts.length !== STEPS) throw new Error(`cli step: ${arrivals.length} requests and ${prompts.length} prompts for ${STEPS} steps`)
+    for (let i = 1; i < STEPS; i++) {
+      const guard = prompts[i] - screens[i]
+      guards.push(guard)
+      steps.push(arrivals[i + 1] - arrivals[i] - guard)
+    }
+  }
+  model.stdin.end()
+  const value = median(steps)
+  return row("   tool step in the CLI, guard aside", ms(value), `spawn+3 fsync+HTTP ${ms(floor)}`, value / floor, GOALS.cliStep,
+    `${steps.length} steps of the built mino in a pseudo-terminal, each approved with y Enter as its prompt showed; ` +
+      `from a request's arrival at the model to the next's, less the guard (screen to prompt: ${ms(median(guards))})`)
+}
+
 const step = async () => {
   const result = await runProgram("step", { dir: SCRATCH, turns: 12, stepsPerTurn: 7, floorSamples: 6 })
   const { phases, floorPhases } = result
@@ -358,7 +440,8 @@ const step = async () => {
       `CPU time of Mino's process, ${ms(result.cpuPerStep)} (turns' own work spread over their steps), and of the lifeline's ` +
         `helper, which starts the commands, ${ms(result.helperCpuPerStep)}; the command's bash is in neither`,
       `by phase: request ${ms(result.cpuPhases.request)}, save response ${ms(result.cpuPhases.save)}, ` +
-        `approve+save start ${ms(result.cpuPhases.approve)}, run+save result ${ms(result.cpuPhases.run)}`)
+        `approve+save start ${ms(result.cpuPhases.approve)}, run+save result ${ms(result.cpuPhases.run)}`),
+    await cliStep(result.floor)
   ]
 }
 

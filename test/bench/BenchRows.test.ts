@@ -39,6 +39,7 @@ describe("npm run bench", () => {
       "first question to the model",
       "b) loop overhead per tool step",
       "CPU per tool step",
+      "tool step in the CLI, guard aside",
       ...["1k", "10k", "100k"].flatMap((size) => [
         `e) turn end -> next prompt, ${size} records`,
         `request CPU, ${size} records`,

@@ -23,7 +23,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import * as Pty from "../support/Pty.js"
-import { bashCall, BIN, environment, exitsWith, recordSummary, requestsReceived, type Sandbox, sandbox, scriptedServer, sessionRecords } from "../support/MinoProcess.js"
+import { answerPrompt, bashCall, BIN, environment, exitsWith, recordSummary, requestsReceived, type Sandbox, sandbox, scriptedServer, sessionRecords } from "../support/MinoProcess.js"
 import { PROC } from "../support/Proc.js"
 import * as VirtualTerminal from "../support/VirtualTerminal.js"
 
@@ -114,7 +114,7 @@ describe("attack: stopped and brought back by job control at the approval prompt
       yield* mino.waitFor(PROMPT, 30_000)
       const modes = yield* mino.termios
       // Only a person's y Enter; in cooked mode Enter is a line feed (Ctrl+J), and the kernel echoes.
-      if (!modes.icanon) yield* mino.write("y\r")
+      if (!modes.icanon) yield* answerPrompt(mino, "y")
       else yield* mino.write("\x03")
       const status = yield* mino.exitedWithin(30_000).pipe(Effect.timeout("5 seconds"), Effect.option)
       if (status._tag === "None") {

@@ -23,7 +23,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import * as Pty from "../support/Pty.js"
-import { API_KEY, bashCall, BIN, environment, exitsWith, type Sandbox, sandbox, scriptedServer } from "../support/MinoProcess.js"
+import { answerPrompt, API_KEY, bashCall, BIN, environment, exitsWith, type Sandbox, sandbox, scriptedServer } from "../support/MinoProcess.js"
 import { PROC } from "../support/Proc.js"
 
 const STARTS = 6
@@ -141,7 +141,7 @@ describe("attack: a command that leaves a process behind, outside Mino's process
       yield* first.waitFor("You> ")
       yield* first.write("leave a process behind\r")
       yield* first.waitFor("Approve this operation? [y/N] ", 30_000)
-      yield* first.write("y\r")
+      yield* answerPrompt(first, "y")
       yield* first.waitFor("Assistant> Left one behind.", 30_000)
       const escaped = Number((yield* Effect.promise(() => waitForFile(pidFile))).trim())
       yield* Effect.addFinalizer(() => Effect.sync(() => {

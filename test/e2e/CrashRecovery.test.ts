@@ -13,6 +13,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import {
+  answerPrompt,
   bashCall,
   eventually,
   exitsWith,
@@ -158,7 +159,7 @@ describe("SIGKILL at each save point of a tool turn, then restart", () => {
         yield* mino.write(`${QUESTION}\r`)
         if (crash.approve) {
           yield* mino.waitFor("Approve this operation? [y/N] ")
-          yield* mino.write("y\r")
+          yield* answerPrompt(mino, "y")
         }
         yield* crash.reached({ box, mino, server })
         yield* mino.kill("SIGKILL")
@@ -217,7 +218,7 @@ describe("SIGKILL at each save point of a tool turn, then restart", () => {
       const { mino } = yield* startReady(box, server.url)
       yield* mino.write(`${QUESTION}\r`)
       yield* mino.waitFor("Approve this operation? [y/N] ")
-      yield* mino.write("y\r")
+      yield* answerPrompt(mino, "y")
       yield* mino.waitFor("Assistant> The marker was appended.\n")
       // The prompt comes back only after turn_end is saved.
       yield* mino.waitFor("You> ")

@@ -14,6 +14,7 @@ import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import { isObject } from "../../src/protocol/ResponseItem.js"
 import { load, steps } from "../model/endpoints/Driver.js"
 import {
+  answerPrompt,
   API_KEY,
   bashCall,
   BIN,
@@ -82,7 +83,7 @@ describe("Hugging Face's router, through the built mino", () => {
       const approval = yield* mino.waitFor("Approve this operation? [y/N] ")
       expect(approval).toContain("Assistant> I'll run that for you.")
       expect(approval).toContain(`Command: "${COMMAND}"`)
-      yield* mino.write("y\r")
+      yield* answerPrompt(mino, "y")
       yield* mino.waitFor("[Tool result: completed; exit code 0]")
       yield* mino.waitFor(ANNOUNCED)
       yield* mino.waitFor("It printed mino-conformance.")
@@ -170,7 +171,7 @@ describe("a gateway's header (MINO_HEADERS)", () => {
       yield* mino.waitFor("You> ")
       yield* mino.write("What is in your environment?\r")
       yield* mino.waitFor("Approve this operation? [y/N] ")
-      yield* mino.write("y\r")
+      yield* answerPrompt(mino, "y")
       yield* mino.waitFor("[Tool result: completed; exit code 0]\nMINO_HEADERS=cf-aig-authorization: [redacted]\n")
       yield* mino.waitFor("I saw it.")
       yield* mino.waitFor("You> ")

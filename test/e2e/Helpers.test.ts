@@ -13,7 +13,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import * as Pty from "../support/Pty.js"
-import { BIN, bashCall, environment, exitsWith, recordSummary, runPlain, sandbox, scriptedServer, sessionRecords } from "../support/MinoProcess.js"
+import { answerPrompt, BIN, bashCall, environment, exitsWith, recordSummary, runPlain, sandbox, scriptedServer, sessionRecords } from "../support/MinoProcess.js"
 
 /** Names a helper could be looked up by; each hostile copy records that it ran, and claims success. */
 const NAMES = ["perl", "flock", "bash", "sh", "dash", "node", "env", "kill", "sleep", "setsid", "stty", "tput", "cat", "ls", "true", "uname", "ps", "python3", "git"]
@@ -38,7 +38,7 @@ describe("no helper through PATH", () => {
       yield* mino.waitFor("You> ")
       yield* mino.write("Show the PATH.\r")
       yield* mino.waitFor("Approve this operation? [y/N] ")
-      yield* mino.write("y\r")
+      yield* answerPrompt(mino, "y")
       yield* mino.waitFor("Assistant> It printed its PATH.")
       yield* mino.waitFor("You> ")
       yield* mino.write("\x04")

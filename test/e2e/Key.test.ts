@@ -19,6 +19,7 @@ import * as Mino from "../../src/Mino.js"
 import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import { SHORT_KEY_WARNING } from "../../src/security/Secrets.js"
 import {
+  answerPrompt,
   API_KEY,
   BIN,
   bashCall,
@@ -109,7 +110,7 @@ describe("the API key", () => {
       const mino = yield* startWithKey(box, server.url, `${API_KEY}\n`)
       yield* mino.write("What is in your environment?\r")
       yield* mino.waitFor("Approve this operation? [y/N] ")
-      yield* mino.write("y\r")
+      yield* answerPrompt(mino, "y")
       yield* mino.waitFor("[Tool result: completed; exit code 0]\nOPENAI_API_KEY=[redacted]\n")
       yield* mino.waitFor("You> ")
       // A second turn: its request replays the first from memory, as a restart would from disk.

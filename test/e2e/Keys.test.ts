@@ -15,6 +15,7 @@ import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import { QUIET_MS } from "../../src/terminal/input/KeyDecoder.js"
 import * as Pty from "../support/Pty.js"
 import {
+  answerPrompt,
   bashCall,
   BIN,
   environment,
@@ -236,7 +237,7 @@ describe("Mino owns the terminal's input", () => {
       yield* Effect.sleep("1500 millis")
       yield* Deferred.succeed(gate, undefined)
       yield* mino.waitFor("Approve this operation? [y/N] ")
-      yield* mino.write("y\r")
+      yield* answerPrompt(mino, "y")
       yield* mino.waitFor("Done")
       yield* mino.waitFor("You> ")
       yield* mino.write("\x04")
@@ -356,7 +357,7 @@ describe("Mino owns the terminal's input", () => {
       expect(minoPid).toBeGreaterThan(0)
       yield* mino.write("change the terminal\r")
       yield* mino.waitFor("Approve this operation? [y/N] ")
-      yield* mino.write("y\r")
+      yield* answerPrompt(mino, "y")
       yield* mino.waitFor("Assistant> Done.")
       yield* mino.waitFor("You> ")
       // The command did change them…

@@ -11,6 +11,7 @@ import { PROC } from "../support/Proc.js"
 import * as Effect from "effect/Effect"
 import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import {
+  answerPrompt,
   approvedGroup,
   bashCall,
   eventually,
@@ -78,7 +79,7 @@ const killsItsMino = (boundMs: number) =>
     yield* Effect.addFinalizer(() => Effect.sync(() => processesIn(box.cwd, mino.pid).forEach((pid) => killGroup(pid))))
     yield* mino.write("Run it.\r")
     yield* mino.waitFor("Approve this operation? [y/N] ")
-    yield* mino.write("y\r")
+    yield* answerPrompt(mino, "y")
     const died = yield* eventually("mino to die", 30_000, Effect.sync(() => ended(mino.pid) ? performance.now() : undefined))
     const gone = yield* eventually(`the command's processes in ${box.cwd} to be gone`, boundMs, Effect.sync(() =>
       processesIn(box.cwd, mino.pid).length === 0 ? performance.now() : undefined))
@@ -211,7 +212,7 @@ describe("the lifeline: Mino stopped, its watcher killed", () => {
       // The next command gets a new watcher.
       yield* mino.write("Once more.\r")
       yield* mino.waitFor("Approve this operation? [y/N] ")
-      yield* mino.write("y\r")
+      yield* answerPrompt(mino, "y")
       yield* mino.waitFor("Assistant> Next ran.", 15_000)
       yield* mino.write("\x04")
       yield* exitsWith(mino, { code: 0, signal: null })

@@ -11,7 +11,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import type { SessionRecord } from "../../src/session/records/Records.js"
-import { bashCall, environment, exitsWith, runPlain, sandbox, type Sandbox, scriptedServer, startReady } from "../support/MinoProcess.js"
+import { answerPrompt, bashCall, environment, exitsWith, runPlain, sandbox, type Sandbox, scriptedServer, startReady } from "../support/MinoProcess.js"
 
 const ID = "20261203-074000-0123abcd"
 
@@ -220,7 +220,7 @@ describe("mino log", () => {
       expect(waiting.code).toBe(0)
       expect(waiting.stdout).toMatch(/Turn 1 · .* UTC · not ended/)
       expect(waiting.stdout).toContain("[bash \"echo live-marker\"] not decided yet (waiting for approval, or Mino stopped before a decision)\n")
-      yield* mino.write("y\r")
+      yield* answerPrompt(mino, "y")
       yield* mino.waitFor("Assistant> Done.\n")
       yield* mino.waitFor("You> ")
       const done = yield* runPlain(["log"], environment(box, server.url), box.cwd)

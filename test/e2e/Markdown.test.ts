@@ -13,7 +13,7 @@ import { MARKDOWN_SAMPLE } from "../../src/demo/DemoModel.js"
 import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import * as Width from "../../src/terminal/display/Width.js"
 import * as Pty from "../support/Pty.js"
-import { BIN, environment, exitsWith, runPlain, sandbox, scriptedServer, type Sandbox } from "../support/MinoProcess.js"
+import { answerPrompt, BIN, environment, exitsWith, runPlain, sandbox, scriptedServer, type Sandbox } from "../support/MinoProcess.js"
 
 /** The styles Markdown.ts and the screen write: a reset, or parameters from their set. */
 const OWN_STYLE = /\u001b\[(?:0|[0-9]{1,2}(?:;[0-9]{1,2})*)m/g
@@ -34,7 +34,7 @@ const answer = (mino: Pty.Pty, question: string, approve = false) =>
     yield* mino.write(`${question}\r`)
     if (approve) {
       yield* mino.waitFor("Approve this operation? [y/N] ")
-      yield* mino.write("y\r")
+      yield* answerPrompt(mino, "y")
     }
     yield* mino.waitFor("Assistant>")
     return yield* mino.waitFor("You> ")

@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import * as Pty from "../support/Pty.js"
 import {
+  answerPrompt,
   bashCall,
   BIN,
   environment,
@@ -76,7 +77,7 @@ describe("the screen tells the truth, compactly", () => {
       const { mino } = yield* startReady(box, server.url)
       yield* mino.write("flood\r")
       yield* mino.waitFor("Approve this operation? [y/N] ")
-      yield* mino.write("y\r")
+      yield* answerPrompt(mino, "y")
       const result = yield* mino.waitFor("Assistant> That was a lot.")
       expect(result).toContain("[Tool result: failed; output truncated at 64 KiB, process group killed")
       // About 32,700 lines of `y` (the capture cut to fit 64 KiB with the runner's note): ten lines, the fold line, the last ten.

@@ -19,7 +19,7 @@ import * as Effect from "effect/Effect"
 import { FORGED_REPORT } from "../../src/approval/Approver.js"
 import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import * as Pty from "../support/Pty.js"
-import { bashCall, BIN, environment, sandbox, scriptedServer } from "../support/MinoProcess.js"
+import { answerPrompt, bashCall, BIN, environment, sandbox, scriptedServer } from "../support/MinoProcess.js"
 
 const PROMPT = "Approve this operation? [y/N] "
 const MARKS = 39_936 // U+0301, two bytes each: 78 KiB
@@ -137,7 +137,7 @@ describe("the screen's sighting, attacked", () => {
     Effect.gen(function*() {
       const { approved, mino } = yield* asking({ answersPosition: false })
       yield* mino.waitFor(PROMPT, 30_000)
-      yield* mino.write("y\r")
+      yield* answerPrompt(mino, "y")
       yield* mino.waitFor("Done.", 30_000)
       expect(approved()).toBe(true)
     }), { timeout: 60_000 })
@@ -146,7 +146,7 @@ describe("the screen's sighting, attacked", () => {
     Effect.gen(function*() {
       const { approved, mino } = yield* asking({ env: { TERM: "dumb" } })
       yield* mino.waitFor(PROMPT, 30_000)
-      yield* mino.write("y\r")
+      yield* answerPrompt(mino, "y")
       yield* mino.waitFor("Done.", 30_000)
       expect(approved()).toBe(true)
       expect((yield* mino.rawOutput).includes(0x1b)).toBe(false)
@@ -156,7 +156,7 @@ describe("the screen's sighting, attacked", () => {
     Effect.gen(function*() {
       const { approved, mino } = yield* asking({})
       yield* mino.waitFor(PROMPT, 30_000)
-      yield* mino.write("y\r")
+      yield* answerPrompt(mino, "y")
       yield* mino.waitFor("Done.", 30_000)
       expect(approved()).toBe(true)
       expect((yield* mino.rawOutput).toString("utf8")).toMatch(/\u001b\[\d+G\u001b\[6n\r/)

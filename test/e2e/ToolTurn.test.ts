@@ -10,6 +10,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import {
+  answerPrompt,
   API_KEY,
   bashCall,
   bodyOf,
@@ -72,7 +73,7 @@ describe("a bash tool turn in a terminal", () => {
       // Waiting for the decision: nothing has gone back to the model.
       expect((yield* server.requests).length).toBe(1)
 
-      yield* mino.write("y\r")
+      yield* answerPrompt(mino, "y")
       yield* mino.waitFor("[Tool result: completed; exit code 0]\ngo1.27.1-marker\n")
       yield* mino.waitFor("Assistant> This computer has Go 1.27.1.\n")
       yield* mino.waitFor("You> ")

@@ -8,7 +8,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import type * as ResponsesServer from "../../src/testing/ResponsesServer.js"
-import { eventually, exitsWith, killGroup, NOTICE, recordSummary, sandbox, scriptedServer, sessionFile, sessionRecords, startReady } from "../support/MinoProcess.js"
+import { answerPrompt, eventually, exitsWith, killGroup, NOTICE, recordSummary, sandbox, scriptedServer, sessionFile, sessionRecords, startReady } from "../support/MinoProcess.js"
 
 const COMMAND = "echo $$ > bash.pid; touch started-marker; sleep 30"
 const ITEM = `{"type":"function_call","id":"fc_p","call_id":"call_p","name":"bash","arguments":${JSON.stringify(JSON.stringify({ command: COMMAND }))},"__proto__":{"admin":true},"constructor":{"prototype":{}}}`
@@ -34,7 +34,7 @@ describe("__proto__ in an output item, then SIGKILL mid-command", () => {
       const { mino } = yield* startReady(box, server.url)
       yield* mino.write("run it\r")
       yield* mino.waitFor("Approve this operation? [y/N] ")
-      yield* mino.write("y\r")
+      yield* answerPrompt(mino, "y")
       yield* eventually("the command to start", 15_000, Effect.sync(() => fs.existsSync(path.join(box.cwd, "started-marker")) || undefined))
       yield* mino.kill("SIGKILL")
       yield* exitsWith(mino, { code: null, signal: "SIGKILL" }, 10_000)

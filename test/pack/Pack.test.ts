@@ -19,7 +19,7 @@ import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { packageVersion } from "../support/MinoProcess.js"
+import { answerPrompt, packageVersion } from "../support/MinoProcess.js"
 import * as Pty from "../support/Pty.js"
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url))
@@ -144,7 +144,7 @@ describe("the packed tarball", () => {
         yield* mino.waitFor("You> ", 30_000)
         yield* mino.write("run pwd\r")
         yield* mino.waitFor("Approve this operation? [y/N] ", 30_000)
-        yield* mino.write("y\r")
+        yield* answerPrompt(mino, "y")
         yield* mino.waitFor("[Tool result: completed; exit code 0]", 30_000)
         yield* mino.waitFor(`${elsewhere}\n`)
         yield* mino.waitFor("You> ")

@@ -225,11 +225,32 @@ export const killGroup = (pgid: number): void => {
  * `bash.pid` (bash leads its own group, so that names the group); the group is
  * killed when the test's scope closes, whatever happened.
  */
+/**
+ * Answers the approval prompt on the screen with `answer` Enter, as a person does. Keys that
+ * reach Mino before it has drained the terminal once more after writing the prompt (Mino held
+ * between the two, as a loaded machine does to it) count as typed before the prompt was seen:
+ * Mino draws the prompt again under its notice, and the answer is typed again (at most 5 times).
+ */
+export const answerPrompt = (mino: Pty.Pty, answer: string) =>
+  Effect.gen(function*() {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const before = (yield* mino.screen).length
+      yield* mino.write(`${answer}\r`)
+      // What Mino writes next ends a line: the answered line, or the notice above the prompt drawn again.
+      const next = yield* eventually("Mino's reply to the answer", 60_000, Effect.map(mino.screen, (screen) => {
+        const after = screen.slice(before)
+        return after.includes("\n") ? after : undefined
+      }))
+      if (!next.includes("typed before this question)")) return
+      yield* mino.waitFor("Approve this operation? [y/N] ")
+    }
+  })
+
 export const approvedGroup = (box: Sandbox, mino: Pty.Pty, question: string, members: number) =>
   Effect.gen(function*() {
     yield* mino.write(`${question}\r`)
     yield* mino.waitFor("Approve this operation? [y/N] ")
-    yield* mino.write("y\r")
+    yield* answerPrompt(mino, "y")
     const group = yield* pidFrom(path.join(box.cwd, "bash.pid"))
     yield* Effect.addFinalizer(() => Effect.sync(() => killGroup(group)))
     yield* eventually(`${members} processes in group ${group}`, 10_000, Effect.sync(() => groupMembers(group).length >= members || undefined))

@@ -147,13 +147,17 @@ export const guard = (gate: Gate): Gate =>
 
 /**
  * A question is asked anew (Mino was stopped and continued while it was up): it stays
- * guarded, and a line typed at its prompt so far counts as ignored, for the notice.
+ * guarded, and a line typed at its prompt so far counts as ignored, for the notice; so
+ * does a line that answered it but whose answer was not taken yet (`answered`: whether
+ * it held pasted text).
  */
-export const askedAgain = (gate: Gate): Gate => {
-  if (gate._tag === "Reading") {
-    return { _tag: "Guarded", ignored: { ...noneIgnored, partial: LineEditor.of(LineEditor.text(gate.editor)) } }
-  }
-  return guard(gate)
+export const askedAgain = (gate: Gate, answered?: { readonly pasted: boolean }): Gate => {
+  const again: Gate = gate._tag === "Reading"
+    ? { _tag: "Guarded", ignored: { ...noneIgnored, partial: LineEditor.of(LineEditor.text(gate.editor)) } }
+    : guard(gate)
+  if (answered === undefined || again._tag !== "Guarded") return again
+  const { ignored } = again
+  return { _tag: "Guarded", ignored: { ...ignored, lines: ignored.lines + 1, pasted: ignored.pasted || answered.pasted } }
 }
 
 /** What the guard discarded so far (nothing when not guarded). */

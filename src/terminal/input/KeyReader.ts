@@ -406,6 +406,8 @@ class Question {
   private timer: Timer | undefined
   private repeat: Timer | undefined
   private began = 0
+  /** The prompt's answer, until it is taken (`settle`): `submitted` when a line answered it. */
+  private answer: { readonly immediate: ReturnType<typeof setImmediate>; readonly submitted: { readonly pasted: boolean } | undefined } | undefined
 
   constructor(
     private readonly keys: Keys,
@@ -500,21 +502,36 @@ class Question {
     this.timer = setTimeout(this.endGuard, this.keys.options.guardMs)
   }
 
+  /**
+   * The prompt is answered: the answer is taken only in the loop's next check
+   * phase. Keys typed while Mino was stopped are read, on waking, in the same
+   * poll as the SIGCONT, and before it (libuv runs signal watchers after every
+   * other ready descriptor): a line they submitted is not yet taken when the
+   * continue comes, and `continued` drops it, so it counts as ignored.
+   */
   private readonly settle = (outcome: ReaderState.Settled): void => {
     this.keys.finish(outcome.editor)
-    this.resume(Effect.succeed(
-      outcome._tag === "Submitted" ? Option.some({ text: outcome.text, pasted: outcome.pasted }) : Option.none()
-    ))
+    const answer = outcome._tag === "Submitted" ? Option.some({ text: outcome.text, pasted: outcome.pasted }) : Option.none()
+    const immediate = setImmediate(() => {
+      this.answer = undefined
+      this.resume(Effect.succeed(answer))
+    })
+    this.answer = { immediate, submitted: outcome._tag === "Submitted" ? { pasted: outcome.pasted } : undefined }
   }
 
-  /** Continued after a stop: it ends unanswered, and is asked again. */
+  /** Continued after a stop: it ends unanswered (an answer not yet taken is dropped), and is asked again. */
   continued(): void {
     if (this.keys.state.stopped) return
+    const answered = this.answer?.submitted
+    // Input that ended (Ctrl+D, a closed terminal) while stopped still ends the question.
+    if (this.answer !== undefined && answered === undefined) return
+    if (this.answer !== undefined) clearImmediate(this.answer.immediate)
+    this.answer = undefined
     const reading = this.keys.prompt !== undefined
     this.clearTimers()
     this.keys.sighting = undefined
     this.keys.prompt = undefined
-    this.keys.state = ReaderState.questionContinued(this.keys.state)
+    this.keys.state = ReaderState.questionContinued(this.keys.state, answered)
     // The screen starts on a line of its own (without a prompt, the cursor is already at a line's start).
     if (reading) this.keys.options.raw("\n")
     this.resume(Effect.succeed(Option.some({ text: "", pasted: false, continued: true })))
@@ -523,6 +540,8 @@ class Question {
   private clearTimers(): void {
     if (this.timer !== undefined) clearTimeout(this.timer)
     if (this.repeat !== undefined) clearTimeout(this.repeat)
+    if (this.answer !== undefined) clearImmediate(this.answer.immediate)
+    this.answer = undefined
   }
 
   /** Interrupted unanswered: its timers go, it waits for no sighting, and input waits again. */

@@ -164,11 +164,14 @@ export const open = (reader: Reader, history: Texts, completions: ReadonlyArray<
 /** The prompt is gone unanswered (interrupted): input waits again. */
 export const lineClosed = (reader: Reader): Reader => ({ ...reader, gate: InputGate.close(reader.gate) })
 
-/** The question is asked anew, after a stop: it waits for no sighting, and stays guarded (`InputGate.askedAgain`). */
-export const questionContinued = (reader: Reader): Reader => ({
+/**
+ * The question is asked anew, after a stop: it waits for no sighting, and stays guarded
+ * (`InputGate.askedAgain`; `answered`: a line had answered it, its answer not yet taken).
+ */
+export const questionContinued = (reader: Reader, answered?: { readonly pasted: boolean }): Reader => ({
   ...reader,
   sighting: Sighting.end(reader.sighting),
-  gate: InputGate.askedAgain(reader.gate)
+  gate: InputGate.askedAgain(reader.gate, answered)
 })
 
 /** An approval question is gone unanswered (interrupted): it waits for no sighting, and input waits again. */

@@ -17,6 +17,7 @@ import * as Pty from "../support/Pty.js"
 import { bashCall, BIN, environment, exitsWith, recordSummary, requestsReceived, type Sandbox, sandbox, scriptedServer, sessionRecords } from "../support/MinoProcess.js"
 
 const PROMPT = "Approve this operation? [y/N] "
+const IGNORED = "(ignored 1 line(s) typed before this question)"
 const DENIED = { ran: false, records: ["user_input", "model_response", "tool_result:denied", "model_response", "turn_end:completed"] }
 
 /** Mino with its approval prompt up (guard over). */
@@ -69,12 +70,13 @@ describe("attack: keys queued while Mino is stopped at the approval prompt", () 
               yield* Effect.sleep("300 millis")
               yield* mino.write("\r")
             }
-            return yield* outcome(box, mino, done)
+            // The screen asked anew says the line was ignored.
+            return { ...(yield* outcome(box, mino, done)), ignored: shown.includes(IGNORED) }
           })))
         }
-        const approved = results.filter((result) => JSON.stringify(result) !== JSON.stringify(DENIED)).length
+        const approved = results.filter((result) => JSON.stringify(result) !== JSON.stringify({ ...DENIED, ignored: true })).length
         console.log(`TERM=${term}: y Enter queued while Mino was stopped at the prompt, ${runs} runs, ${approved} not denied`)
-        for (const result of results) expect(result).toEqual(DENIED)
+        for (const result of results) expect(result).toEqual({ ...DENIED, ignored: true })
       }), 180_000)
   }
 })

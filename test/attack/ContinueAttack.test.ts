@@ -14,6 +14,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import * as Pty from "../support/Pty.js"
+import * as VirtualTerminal from "../support/VirtualTerminal.js"
 import { bashCall, BIN, environment, exitsWith, recordSummary, requestsReceived, type Sandbox, sandbox, scriptedServer, sessionRecords } from "../support/MinoProcess.js"
 
 const PROMPT = "Approve this operation? [y/N] "
@@ -79,4 +80,133 @@ describe("attack: keys queued while Mino is stopped at the approval prompt", () 
         for (const result of results) expect(result).toEqual({ ...DENIED, ignored: true })
       }), 180_000)
   }
+})
+
+/** A small deterministic generator (mulberry32), so a failing run can be named and replayed by its seed. */
+const generator = (seed: number) => {
+  let a = seed >>> 0
+  return (): number => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+/** What is typed while Mino is stopped: each must be ignored by the question asked anew. */
+const TYPED: ReadonlyArray<readonly [string, string]> = [
+  ["y Enter", "y\r"],
+  ["yes Enter twice", "yes\ryes\r"],
+  ["a pasted yes Enter", "\u001b[200~yes\r\u001b[201~"],
+  ["a forged cursor report, y Enter", "\u001b[1;2Ry\r"],
+  ["a start marker's beginning", "\u001b[20"],
+  ["the start marker's rest, Ctrl+U y Enter", "0~\u0015y\r\u001b[201~"],
+  ["a partial y", "y"],
+  ["Enter", "\r"]
+]
+
+type Event =
+  | { readonly _tag: "stopped"; readonly typed: number; readonly ms: number }
+  | { readonly _tag: "continued"; readonly ms: number }
+  | { readonly _tag: "flood"; readonly count: number }
+
+const label = (event: Event): string =>
+  event._tag === "stopped"
+    ? `stop, ${TYPED[event.typed]?.[0] ?? "?"}, ${event.ms} ms, cont`
+    : event._tag === "continued"
+    ? `cont, ${event.ms} ms`
+    : `${event.count}x cont`
+
+/** Events for one run: a wait (0-700 ms) before each, from when the screen was first shown. */
+const events = (random: () => number): ReadonlyArray<Event> =>
+  Array.from({ length: 2 + Math.floor(random() * 4) }, (): Event => {
+    const pick = random()
+    if (pick < 0.55) return { _tag: "stopped", typed: Math.floor(random() * TYPED.length), ms: Math.floor(random() * 700) }
+    if (pick < 0.85) return { _tag: "continued", ms: Math.floor(random() * 700) }
+    return { _tag: "flood", count: 2 + Math.floor(random() * 20) }
+  })
+
+/**
+ * The screen stays put for `quietMs` with the approval prompt as its last line (or the turn is over):
+ * what the person then sees.
+ */
+const settledScreen = (mino: Pty.Pty, from: number, quietMs: number) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + 30_000
+    let last = -1
+    let since = Date.now()
+    while (Date.now() < deadline) {
+      yield* mino.flushOutput
+      const raw = (yield* mino.rawOutput).subarray(from).toString("utf8")
+      if (raw.includes("Assistant> Done.")) return { done: true, visible: "" }
+      if (raw.length !== last) {
+        last = raw.length
+        since = Date.now()
+      }
+      const visible = VirtualTerminal.render(raw, 200).replace(/\s+$/, "")
+      if (Date.now() - since >= quietMs && visible.endsWith(PROMPT.trimEnd())) return { done: false, visible }
+      yield* Effect.sleep("50 millis")
+    }
+    return yield* Effect.die(new Error("the approval prompt never settled on the screen"))
+  })
+
+describe("attack: SIGCONT floods and keys typed while stopped, at every moment of a question", () => {
+  const RUNS = 16
+  it.live(`${RUNS} generated runs of stops, continues and floods from the screen's first showing: nothing typed while stopped approves, and the last prompt has the command above it`, () =>
+    Effect.gen(function*() {
+      const run = (seed: number) =>
+        Effect.scoped(Effect.gen(function*() {
+          const random = generator(seed)
+          const plan = events(random)
+          const box = yield* sandbox
+          const server = yield* scriptedServer([
+            ResponsesServer.toolCallResponse([bashCall("c1", "touch approved-marker")]),
+            ResponsesServer.textResponse("Done.")
+          ])
+          const term = random() < 0.25 ? "dumb" : "xterm"
+          const mino = yield* Pty.spawn({ argv: [process.execPath, BIN], env: environment(box, server.url, { TERM: term }), cwd: box.cwd })
+          yield* mino.waitFor("You> ")
+          const from = (yield* mino.rawOutput).length
+          yield* mino.write("make a file\r")
+          yield* requestsReceived(server, 1)
+          yield* mino.waitFor("[Tool: bash]", 30_000)
+          for (const event of plan) {
+            if (event._tag === "flood") {
+              for (let i = 0; i < event.count; i++) yield* mino.kill("SIGCONT")
+              continue
+            }
+            yield* Effect.sleep(`${event.ms} millis`)
+            if (event._tag === "continued") {
+              yield* mino.kill("SIGCONT")
+              continue
+            }
+            yield* mino.stop
+            yield* mino.typeAcked(TYPED[event.typed]?.[1] ?? "")
+            yield* mino.kill("SIGCONT")
+          }
+          // The person looks at the last prompt asked, then presses Enter alone.
+          const settled = yield* settledScreen(mino, from, 1000)
+          const lastRows = settled.visible.split("\n").slice(-24).join("\n")
+          const command = lastRows.lastIndexOf('Command: "touch approved-marker"')
+          if (!settled.done) yield* mino.write("\r")
+          const result = yield* outcome(box, mino, settled.done)
+          return {
+            seed,
+            term,
+            plan: plan.map(label).join("; "),
+            commandAbovePrompt: settled.done || command !== -1,
+            ...result
+          }
+        }))
+      const results = yield* Effect.forEach(Array.from({ length: RUNS }, (_, i) => 1000 + i), run, { concurrency: 3 })
+      const total = results.reduce((sum, { plan }) => sum + plan.split("; ").length, 0)
+      console.log(
+        `SIGCONT attack sweep: ${results.length} runs, ${total} events (${results.filter(({ term }) => term === "dumb").length} under TERM=dumb)\n` +
+          results.map(({ plan, seed, term }) => `  seed ${seed} TERM=${term}: ${plan}`).join("\n")
+      )
+      for (const { seed, term, plan, commandAbovePrompt, ran, records } of results) {
+        expect({ seed, term, plan, commandAbovePrompt, ran, records }).toEqual({ seed, term, plan, commandAbovePrompt: true, ...DENIED })
+      }
+    }), 400_000)
 })

@@ -63,6 +63,15 @@ describe("InputGate", () => {
     expect(InputGate.notice(InputGate.ignored(InputGate.guard(InputGate.askedAgain(InputGate.release(InputGate.guard(InputGate.idle))))))).toBeUndefined()
   })
 
+  it("a line that answered the question but whose answer was not taken when Mino was continued counts as ignored, with what followed it", () => {
+    const submitted = feedAll(InputGate.release(InputGate.guard(InputGate.idle)), [text("y"), enter, text("ye")])
+    expect(submitted.outcomes).toEqual(["Edited", "Submitted", "Held"])
+    const asked = InputGate.guard(InputGate.askedAgain(submitted.gate, { pasted: false }))
+    expect(InputGate.notice(InputGate.ignored(asked))).toBe("(ignored 1 line(s) and a partial line typed before this question)\n")
+    const pasted = InputGate.askedAgain(feedAll(InputGate.release(InputGate.guard(InputGate.idle)), [paste("y"), enter]).gate, { pasted: true })
+    expect(InputGate.notice(InputGate.ignored(pasted))).toBe("(ignored 1 line(s) and pasted text typed before this question)\n")
+  })
+
   it("a flood of type-ahead costs time in proportion to it: 40,000 lines queued and taken one prompt at a time", () => {
     /** Milliseconds to queue `lines` typed lines while no prompt is shown, then take them at one prompt after another (best of 5). */
     const cost = (lines: number): number => {

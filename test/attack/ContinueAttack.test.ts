@@ -40,8 +40,11 @@ const atPrompt = (box: Sandbox, extra: Readonly<Record<string, string>> = {}) =>
 const outcome = (box: Sandbox, mino: Pty.Pty, done = false) =>
   Effect.gen(function*() {
     if (!done) yield* mino.waitFor("Assistant> Done.", 30_000)
-    yield* mino.write("\x04")
-    yield* exitsWith(mino, { code: 0, signal: null }, 30_000)
+    yield* Effect.sleep("300 millis")
+    // Denied by a forged report, the keys typed after it wait for the next `You> ` prompt (type-ahead):
+    // Ctrl+C leaves whatever they left on its line.
+    yield* mino.write(done ? "\x03" : "\x04")
+    yield* exitsWith(mino, { code: done ? 130 : 0, signal: null }, 30_000)
     return { ran: fs.existsSync(path.join(box.cwd, "approved-marker")), records: recordSummary(sessionRecords(box)) }
   })
 
@@ -151,62 +154,95 @@ const settledScreen = (mino: Pty.Pty, from: number, quietMs: number) =>
     return yield* Effect.die(new Error("the approval prompt never settled on the screen"))
   })
 
+const APPROVED = ["user_input", "model_response", "tool_start", "tool_result:completed", "model_response", "turn_end:completed"]
+
+/**
+ * One generated run (`seed`): the question is asked, the events happen from its screen's first
+ * showing, and the person answers the last prompt asked, once it has stayed on the screen for a
+ * second, with `answer` (Enter alone, or y Enter).
+ */
+const generatedRun = (seed: number, answer: string) =>
+  Effect.scoped(Effect.gen(function*() {
+    const random = generator(seed)
+    const plan = events(random)
+    const box = yield* sandbox
+    const server = yield* scriptedServer([
+      ResponsesServer.toolCallResponse([bashCall("c1", "touch approved-marker")]),
+      ResponsesServer.textResponse("Done.")
+    ])
+    const term = random() < 0.25 ? "dumb" : "xterm"
+    const mino = yield* Pty.spawn({ argv: [process.execPath, BIN], env: environment(box, server.url, { TERM: term }), cwd: box.cwd })
+    yield* mino.waitFor("You> ")
+    const from = (yield* mino.rawOutput).length
+    yield* mino.write("make a file\r")
+    yield* requestsReceived(server, 1)
+    yield* mino.waitFor("[Tool: bash]", 30_000)
+    for (const event of plan) {
+      if (event._tag === "flood") {
+        for (let i = 0; i < event.count; i++) yield* mino.kill("SIGCONT")
+        continue
+      }
+      yield* Effect.sleep(`${event.ms} millis`)
+      if (event._tag === "continued") {
+        yield* mino.kill("SIGCONT")
+        continue
+      }
+      yield* mino.stop
+      yield* mino.typeAcked(TYPED[event.typed]?.[1] ?? "")
+      yield* mino.kill("SIGCONT")
+    }
+    const settled = yield* settledScreen(mino, from, 1000)
+    const lastRows = settled.visible.split("\n").slice(-24).join("\n")
+    const command = lastRows.lastIndexOf('Command: "touch approved-marker"')
+    // Key by key, as a person types (after a paste, an Enter read together with other input is a pasted newline).
+    if (!settled.done) {
+      for (const key of answer) {
+        yield* mino.typeAcked(key)
+        yield* Effect.sleep("200 millis")
+      }
+    }
+    const result = yield* outcome(box, mino, settled.done)
+    return {
+      seed,
+      term,
+      plan: plan.map(label).join("; "),
+      // A forged report read while the screen was on its way denies the question before any prompt.
+      deniedBeforePrompt: settled.done,
+      commandAbovePrompt: settled.done || command !== -1,
+      ...result
+    }
+  }))
+
+const report = (title: string, results: ReadonlyArray<{ readonly seed: number; readonly term: string; readonly plan: string; readonly deniedBeforePrompt: boolean }>) => {
+  const total = results.reduce((sum, { plan }) => sum + plan.split("; ").length, 0)
+  console.log(
+    `${title}: ${results.length} runs, ${total} events (${results.filter(({ term }) => term === "dumb").length} under TERM=dumb, ` +
+      `${results.filter(({ deniedBeforePrompt }) => deniedBeforePrompt).length} denied by a forged report before any prompt)\n` +
+      results.map(({ plan, seed, term }) => `  seed ${seed} TERM=${term}: ${plan}`).join("\n")
+  )
+}
+
 describe("attack: SIGCONT floods and keys typed while stopped, at every moment of a question", () => {
   const RUNS = 16
   it.live(`${RUNS} generated runs of stops, continues and floods from the screen's first showing: nothing typed while stopped approves, and the last prompt has the command above it`, () =>
     Effect.gen(function*() {
-      const run = (seed: number) =>
-        Effect.scoped(Effect.gen(function*() {
-          const random = generator(seed)
-          const plan = events(random)
-          const box = yield* sandbox
-          const server = yield* scriptedServer([
-            ResponsesServer.toolCallResponse([bashCall("c1", "touch approved-marker")]),
-            ResponsesServer.textResponse("Done.")
-          ])
-          const term = random() < 0.25 ? "dumb" : "xterm"
-          const mino = yield* Pty.spawn({ argv: [process.execPath, BIN], env: environment(box, server.url, { TERM: term }), cwd: box.cwd })
-          yield* mino.waitFor("You> ")
-          const from = (yield* mino.rawOutput).length
-          yield* mino.write("make a file\r")
-          yield* requestsReceived(server, 1)
-          yield* mino.waitFor("[Tool: bash]", 30_000)
-          for (const event of plan) {
-            if (event._tag === "flood") {
-              for (let i = 0; i < event.count; i++) yield* mino.kill("SIGCONT")
-              continue
-            }
-            yield* Effect.sleep(`${event.ms} millis`)
-            if (event._tag === "continued") {
-              yield* mino.kill("SIGCONT")
-              continue
-            }
-            yield* mino.stop
-            yield* mino.typeAcked(TYPED[event.typed]?.[1] ?? "")
-            yield* mino.kill("SIGCONT")
-          }
-          // The person looks at the last prompt asked, then presses Enter alone.
-          const settled = yield* settledScreen(mino, from, 1000)
-          const lastRows = settled.visible.split("\n").slice(-24).join("\n")
-          const command = lastRows.lastIndexOf('Command: "touch approved-marker"')
-          if (!settled.done) yield* mino.write("\r")
-          const result = yield* outcome(box, mino, settled.done)
-          return {
-            seed,
-            term,
-            plan: plan.map(label).join("; "),
-            commandAbovePrompt: settled.done || command !== -1,
-            ...result
-          }
-        }))
-      const results = yield* Effect.forEach(Array.from({ length: RUNS }, (_, i) => 1000 + i), run, { concurrency: 3 })
-      const total = results.reduce((sum, { plan }) => sum + plan.split("; ").length, 0)
-      console.log(
-        `SIGCONT attack sweep: ${results.length} runs, ${total} events (${results.filter(({ term }) => term === "dumb").length} under TERM=dumb)\n` +
-          results.map(({ plan, seed, term }) => `  seed ${seed} TERM=${term}: ${plan}`).join("\n")
-      )
+      const results = yield* Effect.forEach(Array.from({ length: RUNS }, (_, i) => 1000 + i), (seed) => generatedRun(seed, "\r"), { concurrency: 3 })
+      report("SIGCONT attack sweep, Enter alone at the last prompt", results)
       for (const { seed, term, plan, commandAbovePrompt, ran, records } of results) {
         expect({ seed, term, plan, commandAbovePrompt, ran, records }).toEqual({ seed, term, plan, commandAbovePrompt: true, ...DENIED })
+      }
+    }), 400_000)
+
+  // The other side: however the question was stopped and continued, it can still be answered. A y Enter
+  // typed at the last prompt asked (once it has stayed up for a second) approves: no flood leaves it hung.
+  const LIVE_RUNS = 8
+  it.live(`${LIVE_RUNS} generated runs of the same: y Enter typed at the last prompt asked approves`, () =>
+    Effect.gen(function*() {
+      const results = yield* Effect.forEach(Array.from({ length: LIVE_RUNS }, (_, i) => 2000 + i), (seed) => generatedRun(seed, "y\r"), { concurrency: 3 })
+      report("SIGCONT attack sweep, y Enter at the last prompt", results)
+      for (const { seed, term, plan, deniedBeforePrompt, commandAbovePrompt, ran, records } of results) {
+        const expected = deniedBeforePrompt ? DENIED : { ran: true, records: APPROVED }
+        expect({ seed, term, plan, commandAbovePrompt, ran, records }).toEqual({ seed, term, plan, commandAbovePrompt: true, ...expected })
       }
     }), 400_000)
 })

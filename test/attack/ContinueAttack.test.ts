@@ -222,6 +222,28 @@ const report = (title: string, results: ReadonlyArray<{ readonly seed: number; r
   )
 }
 
+describe("attack: Ctrl+D and Ctrl+C typed while Mino is stopped at the approval prompt", () => {
+  // An answer read on waking is held back until the continue is known; Ctrl+D and Ctrl+C still act.
+  for (const [name, key, code] of [["Ctrl+D", "\x04", 0], ["Ctrl+C", "\x03", 130]] as const) {
+    it.live(`${name} typed while stopped ends the question unapproved, and Mino exits ${code}`, () =>
+      Effect.scoped(Effect.gen(function*() {
+        const box = yield* sandbox
+        const mino = yield* atPrompt(box)
+        yield* mino.stop
+        yield* mino.typeAcked(key)
+        yield* mino.kill("SIGCONT")
+        if (code === 0) {
+          // The turn ends cancelled at once; then Ctrl+D at the empty `You> ` exits.
+          yield* mino.waitFor("You> ", 30_000)
+          yield* mino.write("\x04")
+        }
+        yield* exitsWith(mino, { code, signal: null }, 30_000)
+        const records = recordSummary(sessionRecords(box))
+        expect({ ran: fs.existsSync(path.join(box.cwd, "approved-marker")), ended: records.at(-1) }).toEqual({ ran: false, ended: "turn_end:cancelled" })
+      })), 60_000)
+  }
+})
+
 describe("attack: SIGCONT floods and keys typed while stopped, at every moment of a question", () => {
   const RUNS = 16
   it.live(`${RUNS} generated runs of stops, continues and floods from the screen's first showing: nothing typed while stopped approves, and the last prompt has the command above it`, () =>

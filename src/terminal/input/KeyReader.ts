@@ -85,6 +85,9 @@ export interface KeyReader {
 const PASTE_ON = "\u001b[?2004h"
 const PASTE_OFF = "\u001b[?2004l"
 
+/** How long an answer waits before it is taken, for a continue (SIGCONT) that came with it to be known. */
+const SETTLE_MS = 25
+
 /** At most this much is drained at the end of a guard; more means input is still pouring in. */
 const DRAIN_LIMIT = 1 << 20
 
@@ -407,7 +410,7 @@ class Question {
   private repeat: Timer | undefined
   private began = 0
   /** The prompt's answer, until it is taken (`settle`): `submitted` when a line answered it. */
-  private answer: { readonly immediate: ReturnType<typeof setImmediate>; readonly submitted: { readonly pasted: boolean } | undefined } | undefined
+  private answer: { readonly timer: Timer; readonly submitted: { readonly pasted: boolean } | undefined } | undefined
 
   constructor(
     private readonly keys: Keys,
@@ -503,20 +506,21 @@ class Question {
   }
 
   /**
-   * The prompt is answered: the answer is taken only in the loop's next check
-   * phase. Keys typed while Mino was stopped are read, on waking, in the same
-   * poll as the SIGCONT, and before it (libuv runs signal watchers after every
-   * other ready descriptor): a line they submitted is not yet taken when the
-   * continue comes, and `continued` drops it, so it counts as ignored.
+   * The prompt is answered: the answer is taken `SETTLE_MS` later. Keys typed
+   * while Mino was stopped are read, on waking, with the SIGCONT or before it
+   * (libuv runs signal watchers after every other ready descriptor, and the
+   * signal may be caught on another of Node's threads, reaching the loop a
+   * moment later): a line they submitted is not yet taken when the continue
+   * comes, and `continued` drops it, so it counts as ignored.
    */
   private readonly settle = (outcome: ReaderState.Settled): void => {
     this.keys.finish(outcome.editor)
     const answer = outcome._tag === "Submitted" ? Option.some({ text: outcome.text, pasted: outcome.pasted }) : Option.none()
-    const immediate = setImmediate(() => {
+    const timer = setTimeout(() => {
       this.answer = undefined
       this.resume(Effect.succeed(answer))
-    })
-    this.answer = { immediate, submitted: outcome._tag === "Submitted" ? { pasted: outcome.pasted } : undefined }
+    }, SETTLE_MS)
+    this.answer = { timer, submitted: outcome._tag === "Submitted" ? { pasted: outcome.pasted } : undefined }
   }
 
   /** Continued after a stop: it ends unanswered (an answer not yet taken is dropped), and is asked again. */
@@ -525,7 +529,7 @@ class Question {
     const answered = this.answer?.submitted
     // Input that ended (Ctrl+D, a closed terminal) while stopped still ends the question.
     if (this.answer !== undefined && answered === undefined) return
-    if (this.answer !== undefined) clearImmediate(this.answer.immediate)
+    if (this.answer !== undefined) clearTimeout(this.answer.timer)
     this.answer = undefined
     const reading = this.keys.prompt !== undefined
     this.clearTimers()
@@ -540,7 +544,7 @@ class Question {
   private clearTimers(): void {
     if (this.timer !== undefined) clearTimeout(this.timer)
     if (this.repeat !== undefined) clearTimeout(this.repeat)
-    if (this.answer !== undefined) clearImmediate(this.answer.immediate)
+    if (this.answer !== undefined) clearTimeout(this.answer.timer)
     this.answer = undefined
   }
 

@@ -203,11 +203,13 @@ const inPty = (argv, env, cwd, script) =>
 /** Epoch milliseconds, comparable with the model process's announcements. */
 const epoch = () => performance.timeOrigin + performance.now()
 
-const ptyStartup = async () => {
-  const cwd = join(SCRATCH, "pty-work")
-  mkdirSync(cwd, { recursive: true })
-  // The model: a loopback Responses server in its own process, announcing each request.
-  const model = spawn(process.execPath, [await benchProgram(), "model", JSON.stringify({ steps: 0, announce: true })], {
+/**
+ * The model for the pseudo-terminal rows: a loopback Responses server in its own process
+ * (`steps` tool calls of `true`, then an answer), announcing each request's arrival, in
+ * epoch milliseconds, into `arrivals`.
+ */
+const announcingModel = async (steps) => {
+  const model = spawn(process.execPath, [await benchProgram(), "model", JSON.stringify({ steps, announce: true })], {
     cwd: SCRATCH,
     stdio: ["pipe", "pipe", "inherit"]
   })
@@ -228,6 +230,13 @@ const ptyStartup = async () => {
       }
     })
   })
+  return { model, address, arrivals }
+}
+
+const ptyStartup = async () => {
+  const cwd = join(SCRATCH, "pty-work")
+  mkdirSync(cwd, { recursive: true })
+  const { model, address, arrivals } = await announcingModel(0)
   // One code cache for every run, as a user has (the first, warm-up, start fills it); a new HOME
   // for each, so each start opens a new, empty conversation.
   const cache = mkdtempSync(join(SCRATCH, "cache-"))
@@ -355,33 +364,14 @@ const cliStep = async (floor) => {
   const main = join(ROOT, "dist", "cli", "main.js")
   if (!existsSync(main)) throw new Error("dist/cli is missing: run `npm run build` first")
   const STEPS = 7
-  const model = spawn(process.execPath, [await benchProgram(), "model", JSON.stringify({ steps: STEPS, announce: true })], {
-    cwd: SCRATCH,
-    stdio: ["pipe", "pipe", "inherit"]
-  })
-  let arrivals = []
-  let lines = ""
-  const address = await new Promise((resolve, reject) => {
-    model.on("error", reject)
-    model.stdout.setEncoding("utf8")
-    model.stdout.on("data", (text) => {
-      lines += text
-      const parts = lines.split("\n")
-      lines = parts.pop()
-      for (const line of parts) {
-        const parsed = line.startsWith("{") ? JSON.parse(line) : {}
-        if (parsed.url !== undefined) resolve(parsed.url)
-        else if (parsed.request !== undefined) arrivals.push(parsed.request)
-      }
-    })
-  })
+  const { model, address, arrivals } = await announcingModel(STEPS)
   const cwd = join(SCRATCH, "cli-step-work")
   mkdirSync(cwd, { recursive: true })
   const cache = mkdtempSync(join(SCRATCH, "cache-"))
   const steps = []
   const guards = []
   for (let round = 0; round < 4; round++) {
-    arrivals = []
+    arrivals.length = 0
     const screens = []
     const prompts = []
     const env = {

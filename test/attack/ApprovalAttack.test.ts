@@ -11,20 +11,8 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
-import * as Pty from "../support/Pty.js"
-import {
-  bashCall,
-  BIN,
-  environment,
-  exitsWith,
-  recordSummary,
-  requestsReceived,
-  type Sandbox,
-  sandbox,
-  scriptedServer,
-  sessionRecords
-} from "../support/MinoProcess.js"
+import type * as Pty from "../support/Pty.js"
+import { askedToMakeAFile, exitsWith, recordSummary, type Sandbox, sandbox, sessionRecords } from "../support/MinoProcess.js"
 
 const PROMPT = "Approve this operation? [y/N] "
 const PASTE_START = "\u001b[200~"
@@ -34,14 +22,7 @@ const REQUEST = "\u001b[6n"
 /** Mino at its first prompt, asked to make a file; returns once the approval screen is being shown (its prompt not yet). */
 const askedToApprove = (box: Sandbox, extra: Readonly<Record<string, string>> = {}) =>
   Effect.gen(function*() {
-    const server = yield* scriptedServer([
-      ResponsesServer.toolCallResponse([bashCall("c1", "touch approved-marker")]),
-      ResponsesServer.textResponse("Done.")
-    ])
-    const mino = yield* Pty.spawn({ argv: [process.execPath, BIN], env: environment(box, server.url, extra), cwd: box.cwd })
-    yield* mino.waitFor("You> ")
-    yield* mino.write("make a file\r")
-    yield* requestsReceived(server, 1)
+    const mino = yield* askedToMakeAFile(box, extra)
     yield* mino.waitFor("[Tool: bash]", 30_000)
     // TERM=dumb: no request is written (the guard runs from the screen's write).
     if (extra["TERM"] === "dumb") return mino

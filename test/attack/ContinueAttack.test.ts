@@ -15,7 +15,7 @@ import * as Effect from "effect/Effect"
 import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import * as Pty from "../support/Pty.js"
 import * as VirtualTerminal from "../support/VirtualTerminal.js"
-import { bashCall, BIN, environment, exitsWith, recordSummary, requestsReceived, type Sandbox, sandbox, scriptedServer, sessionRecords } from "../support/MinoProcess.js"
+import { askedToMakeAFile, bashCall, BIN, environment, exitsWith, recordSummary, requestsReceived, type Sandbox, sandbox, scriptedServer, sessionRecords } from "../support/MinoProcess.js"
 
 const PROMPT = "Approve this operation? [y/N] "
 const DENIED = { ran: false, records: ["user_input", "model_response", "tool_result:denied", "model_response", "turn_end:completed"] }
@@ -23,14 +23,7 @@ const DENIED = { ran: false, records: ["user_input", "model_response", "tool_res
 /** Mino with its approval prompt up (guard over). */
 const atPrompt = (box: Sandbox, extra: Readonly<Record<string, string>> = {}) =>
   Effect.gen(function*() {
-    const server = yield* scriptedServer([
-      ResponsesServer.toolCallResponse([bashCall("c1", "touch approved-marker")]),
-      ResponsesServer.textResponse("Done.")
-    ])
-    const mino = yield* Pty.spawn({ argv: [process.execPath, BIN], env: environment(box, server.url, extra), cwd: box.cwd })
-    yield* mino.waitFor("You> ")
-    yield* mino.write("make a file\r")
-    yield* requestsReceived(server, 1)
+    const mino = yield* askedToMakeAFile(box, extra)
     yield* mino.waitFor(PROMPT, 30_000)
     return mino
   })

@@ -21,9 +21,8 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
-import * as Pty from "../support/Pty.js"
-import { answerPrompt, bashCall, BIN, environment, exitsWith, recordSummary, requestsReceived, type Sandbox, sandbox, scriptedServer, sessionRecords } from "../support/MinoProcess.js"
+import type * as Pty from "../support/Pty.js"
+import { askedToMakeAFile, answerPrompt, exitsWith, recordSummary, type Sandbox, sandbox, sessionRecords } from "../support/MinoProcess.js"
 import { PROC } from "../support/Proc.js"
 import * as VirtualTerminal from "../support/VirtualTerminal.js"
 
@@ -34,14 +33,7 @@ const PASTE_OFF = "\u001b[?2004l"
 /** Mino with its approval prompt up (guard over). */
 const atPrompt = (box: Sandbox, rows?: number) =>
   Effect.gen(function*() {
-    const server = yield* scriptedServer([
-      ResponsesServer.toolCallResponse([bashCall("c1", "touch approved-marker")]),
-      ResponsesServer.textResponse("Done.")
-    ])
-    const mino = yield* Pty.spawn({ argv: [process.execPath, BIN], env: environment(box, server.url), cwd: box.cwd, ...(rows === undefined ? {} : { rows }) })
-    yield* mino.waitFor("You> ")
-    yield* mino.write("make a file\r")
-    yield* requestsReceived(server, 1)
+    const mino = yield* askedToMakeAFile(box, {}, rows)
     yield* mino.waitFor(PROMPT, 30_000)
     return mino
   })

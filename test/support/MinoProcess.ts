@@ -263,3 +263,20 @@ export const pidFrom = (file: string, timeoutMs = Pty.DEFAULT_TIMEOUT_MS) =>
     const text = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : ""
     return /^\d+\n$/.test(text) ? Number(text.trim()) : undefined
   }))
+
+/**
+ * Mino at its first prompt asked to make a file: the model (answering "Done." after the call)
+ * has received the question, and the approval screen for `touch approved-marker` is on its way.
+ */
+export const askedToMakeAFile = (box: Sandbox, extra: Readonly<Record<string, string>> = {}, rows?: number) =>
+  Effect.gen(function*() {
+    const server = yield* scriptedServer([
+      ResponsesServer.toolCallResponse([bashCall("c1", "touch approved-marker")]),
+      ResponsesServer.textResponse("Done.")
+    ])
+    const mino = yield* Pty.spawn({ argv: [process.execPath, BIN], env: environment(box, server.url, extra), cwd: box.cwd, ...(rows === undefined ? {} : { rows }) })
+    yield* mino.waitFor("You> ")
+    yield* mino.write("make a file\r")
+    yield* requestsReceived(server, 1)
+    return mino
+  })

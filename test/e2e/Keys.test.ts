@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import { QUIET_MS } from "../../src/terminal/input/KeyDecoder.js"
 import * as Pty from "../support/Pty.js"
-import {
+import { sttyAfterExit,
   answerPrompt,
   bashCall,
   BIN,
@@ -367,7 +367,7 @@ describe("Mino owns the terminal's input", () => {
       yield* mino.write("\x04")
       yield* mino.waitFor("mino exited 0")
       yield* exitsWith(mino, { code: 0, signal: null })
-      const after = fs.readFileSync(path.join(box.cwd, "after.txt"), "utf8")
+      const after = yield* sttyAfterExit(box)
       expect(after).toMatch(/(^|\s)echo(\s|$)/)
       expect(after).toMatch(/(^|\s)icanon(\s|$)/)
       expect(after).toMatch(/(^|\s)isig(\s|$)/)

@@ -19,7 +19,7 @@ import * as Effect from "effect/Effect"
 import * as ResponseBudget from "../../src/model/stream/ResponseBudget.js"
 import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import * as Pty from "../support/Pty.js"
-import { API_KEY, BIN, environment, recordSummary, sandbox, scriptedServer, sessionRecords } from "../support/MinoProcess.js"
+import { sttyAfterExit, API_KEY, BIN, environment, recordSummary, sandbox, scriptedServer, sessionRecords } from "../support/MinoProcess.js"
 
 const MIB = 1024 * 1024
 const OPAQUE = "E".repeat(MIB)
@@ -66,7 +66,7 @@ describe("a response past the bound, in the built mino under a small heap", () =
       expect(screen).not.toMatch(/heap out of memory|FATAL ERROR|Aborted|unexpected error/)
       expect(screen).not.toContain(API_KEY)
       expect(screen.match(/Turn failed/g)).toHaveLength(1)
-      expect(modes(fs.readFileSync(path.join(box.cwd, "after.txt"), "utf8"))).toEqual({ echo: true, icanon: true, isig: true })
+      expect(modes(yield* sttyAfterExit(box))).toEqual({ echo: true, icanon: true, isig: true })
       expect(recordSummary(sessionRecords(box))).toEqual(["user_input", "turn_end:failed", "user_input", "model_response", "turn_end:completed"])
       expect(fs.readFileSync(path.join(box.home, ".mino", "sessions", fs.readdirSync(path.join(box.home, ".mino", "sessions")).find((name) => name.endsWith(".jsonl"))!), "utf8")).not.toContain("EEEEEEEE")
       expect(fs.readdirSync(box.cwd).filter((name) => name.startsWith("core"))).toEqual([])
@@ -94,7 +94,7 @@ describe("a fatal error in the built mino", () => {
       const exited = yield* mino.waitFor(/mino exited (\d+)/, 30_000)
       expect(exited).not.toMatch(/mino exited 0/)
       expect(yield* mino.screen).toContain("an injected defect")
-      expect(modes(fs.readFileSync(path.join(box.cwd, "after.txt"), "utf8"))).toEqual({ echo: true, icanon: true, isig: true })
+      expect(modes(yield* sttyAfterExit(box))).toEqual({ echo: true, icanon: true, isig: true })
     }), 60_000)
 })
 
@@ -113,7 +113,7 @@ describe("a signal that ends mino by its default action", () => {
         expect(pid).toBeGreaterThan(0)
         process.kill(pid, signal)
         yield* mino.waitFor(`mino exited ${status}`, 30_000)
-        expect(modes(fs.readFileSync(path.join(box.cwd, "after.txt"), "utf8"))).toEqual({ echo: true, icanon: true, isig: true })
+        expect(modes(yield* sttyAfterExit(box))).toEqual({ echo: true, icanon: true, isig: true })
         expect(fs.readdirSync(box.cwd).filter((name) => name.startsWith("core"))).toEqual([])
       }), 60_000)
   }

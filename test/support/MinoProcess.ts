@@ -280,3 +280,14 @@ export const askedToMakeAFile = (box: Sandbox, extra: Readonly<Record<string, st
     yield* requestsReceived(server, 1)
     return mino
   })
+
+/**
+ * What `stty -a > after.txt`, run by a shell after mino (`…; echo "mino exited $?"; stty -a > after.txt`),
+ * wrote: the shell echoes the exit status first, so the file may come a moment after it is on the screen.
+ */
+export const sttyAfterExit = (box: Sandbox) =>
+  eventually("stty's report in after.txt", 30_000, Effect.sync(() => {
+    const file = path.join(box.cwd, "after.txt")
+    const text = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : ""
+    return text.endsWith("\n") ? text : undefined
+  }))

@@ -233,6 +233,17 @@ const announcingModel = async (steps) => {
   return { model, address, arrivals }
 }
 
+/** A pseudo-terminal start's environment: a new HOME (a new, empty conversation), `cache` as its code cache, the model at `address`. */
+const ptyEnvironment = (cache, address) => ({
+  HOME: mkdtempSync(join(SCRATCH, "home-")),
+  PATH: process.env["PATH"] ?? "/usr/bin:/bin",
+  LANG: "C.UTF-8",
+  TERM: "xterm-256color",
+  XDG_CACHE_HOME: cache,
+  OPENAI_API_KEY: "fake",
+  OPENAI_BASE_URL: address
+})
+
 const ptyStartup = async () => {
   const cwd = join(SCRATCH, "pty-work")
   mkdirSync(cwd, { recursive: true })
@@ -240,15 +251,7 @@ const ptyStartup = async () => {
   // One code cache for every run, as a user has (the first, warm-up, start fills it); a new HOME
   // for each, so each start opens a new, empty conversation.
   const cache = mkdtempSync(join(SCRATCH, "cache-"))
-  const environment = () => ({
-    HOME: mkdtempSync(join(SCRATCH, "home-")),
-    PATH: process.env["PATH"] ?? "/usr/bin:/bin",
-    LANG: "C.UTF-8",
-    TERM: "xterm-256color",
-    XDG_CACHE_HOME: cache,
-    OPENAI_API_KEY: "fake",
-    OPENAI_BASE_URL: address
-  })
+  const environment = () => ptyEnvironment(cache, address)
   const mino = [process.execPath, join(ROOT, "bin", "mino.js")]
   const arrival = async (after) => {
     for (let i = 0; i < 1000 && !(arrivals.at(-1) > after); i++) await new Promise((r) => setTimeout(r, 1))
@@ -374,15 +377,7 @@ const cliStep = async (floor) => {
     arrivals.length = 0
     const screens = []
     const prompts = []
-    const env = {
-      HOME: mkdtempSync(join(SCRATCH, "home-")),
-      PATH: process.env["PATH"] ?? "/usr/bin:/bin",
-      LANG: "C.UTF-8",
-      TERM: "xterm-256color",
-      XDG_CACHE_HOME: cache,
-      OPENAI_API_KEY: "fake",
-      OPENAI_BASE_URL: address
-    }
+    const env = ptyEnvironment(cache, address)
     let asked = false
     await inPty([process.execPath, join(ROOT, "bin", "mino.js")], env, cwd, (screen, _at, type) => {
       if (!asked && screen.includes("You> ")) {

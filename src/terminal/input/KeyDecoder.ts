@@ -434,8 +434,8 @@ const controlStep = (scan: Scan, ch: string) => {
   scan.enter = "aloneUntilIdle"
 }
 
-/** Cursor position reports at the start of a read. */
-const REPORTS = /^(?:\u001b\[\d+;\d+R)+/
+/** Cursor position reports at the start of a read, as `csiMeaning` reads one (at most 5 digits each). */
+const REPORTS = /^(?:\u001b\[\d{1,5};\d{1,5}R)+/
 
 /** Decodes one chunk. */
 export const decode = (decoder: Decoder, chunk: Uint8Array): { readonly decoder: Decoder; readonly inputs: ReadonlyArray<Input> } => {

@@ -12,6 +12,7 @@ import { _iterSSEMessages } from "openai/core/streaming"
 import * as EventFrames from "../../src/model/stream/EventFrames.js"
 import * as ResponseBudget from "../../src/model/stream/ResponseBudget.js"
 import * as ThreadEvents from "../../src/model/stream/ThreadEvents.js"
+import { cutAt } from "../support/Cuts.js"
 
 const BOM = "\uFEFF"
 const MIB = 1024 * 1024
@@ -25,18 +26,6 @@ const line = fc.oneof(
 )
 const ending = fc.constantFrom("\n", "\r\n", "\r", "\n\n", "\r\n\r\n", "\r\r", "\n\r\n", "\r\n\n")
 const streamArb = fc.array(fc.tuple(line, ending), { maxLength: 14 }).map((lines) => Buffer.from(lines.map(([text, end]) => text + end).join(""), "utf8"))
-
-/** `bytes` cut at `cuts` (positions, any order) into the reads a socket could give. */
-const reads = (bytes: Uint8Array, cuts: ReadonlyArray<number>): Array<Uint8Array> => {
-  const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b)
-  const pieces: Array<Uint8Array> = []
-  let from = 0
-  for (const point of [...points, bytes.length]) {
-    pieces.push(bytes.subarray(from, point))
-    from = point
-  }
-  return pieces
-}
 
 /** A body that gives `pieces` as its reads. */
 const body = (pieces: ReadonlyArray<Uint8Array>): ReadableStream<Uint8Array> => {
@@ -78,7 +67,7 @@ describe("events framed for the SDK", () => {
     let dropped = 0
     await fc.assert(
       fc.asyncProperty(streamArb, fc.array(fc.nat(400), { maxLength: 10 }), async (input, cuts) => {
-        const pieces = reads(input, cuts)
+        const pieces = cutAt(input, cuts)
         const before = await sdkEvents(body([input]))
         const after = await sdkEvents(EventFrames.framed(body(pieces)))
         expect(after).toEqual(before)
@@ -149,7 +138,7 @@ const firstEnd = (bytes: Uint8Array): number => {
 const bigEvent = (size: number): Array<Uint8Array> => {
   const opaque = "A".repeat(size)
   const bytes = Buffer.from(`event: response.output_item.done\ndata: {"type":"response.output_item.done","item":{"type":"reasoning","encrypted_content":"${opaque}"}}\n\n`)
-  return reads(bytes, Array.from({ length: Math.floor(bytes.length / 65_536) }, (_, i) => (i + 1) * 65_536))
+  return cutAt(bytes, Array.from({ length: Math.floor(bytes.length / 65_536) }, (_, i) => (i + 1) * 65_536))
 }
 
 describe("an event's cost", () => {
@@ -218,7 +207,7 @@ describe("events framed with the thread. renamer in the same pull", () => {
     let renamed = 0
     await fc.assert(
       fc.asyncProperty(threadStream, fc.array(fc.nat(400), { maxLength: 10 }), async (input, cuts) => {
-        const pieces = reads(input, cuts)
+        const pieces = cutAt(input, cuts)
         const separate = await readAll(EventFrames.framed(ThreadEvents.unnamed(body(pieces))))
         const together = await readAll(EventFrames.framed(body(pieces), ThreadEvents.renamer()))
         expect(together.map((bytes) => Buffer.from(bytes))).toEqual(separate.map((bytes) => Buffer.from(bytes)))

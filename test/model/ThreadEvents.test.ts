@@ -9,6 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
 import { _iterSSEMessages } from "openai/core/streaming"
 import * as ThreadEvents from "../../src/model/stream/ThreadEvents.js"
+import { cutAt } from "../support/Cuts.js"
 
 const BOM = "\uFEFF"
 
@@ -22,18 +23,6 @@ const line = fc.oneof(
 )
 const ending = fc.constantFrom("\n", "\r\n", "\r", "\n\n", "\r\n\r\n")
 const streamArb = fc.array(fc.tuple(line, ending), { maxLength: 12 }).map((lines) => Buffer.from(lines.map(([text, end]) => text + end).join(""), "utf8"))
-
-/** `bytes` cut at `cuts` (positions, any order) into the reads a socket could give. */
-const reads = (bytes: Uint8Array, cuts: ReadonlyArray<number>): Array<Uint8Array> => {
-  const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b)
-  const pieces: Array<Uint8Array> = []
-  let from = 0
-  for (const point of [...points, bytes.length]) {
-    pieces.push(bytes.subarray(from, point))
-    from = point
-  }
-  return pieces
-}
 
 const isThread = (event: { readonly event: string | null }): boolean => event.event?.startsWith("thread.") === true
 
@@ -55,7 +44,7 @@ describe("thread events", () => {
     await fc.assert(
       fc.asyncProperty(streamArb, fc.array(fc.nat(400), { maxLength: 8 }), async (input, cuts) => {
         const whole = renamed([input])
-        expect(renamed(reads(input, cuts))).toEqual(whole)
+        expect(renamed(cutAt(input, cuts))).toEqual(whole)
         expect(whole.length).toBe(input.length)
         for (let i = 0; i < input.length; i++) {
           if (whole[i] !== input[i]) expect([input[i], whole[i]]).toEqual([0x65, 0x5f])

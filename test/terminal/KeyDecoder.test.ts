@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
 import * as KeyDecoder from "../../src/terminal/input/KeyDecoder.js"
+import { cutAt } from "../support/Cuts.js"
 
 type Input = KeyDecoder.Input
 
@@ -41,11 +42,6 @@ const decodeForgetting = (chunks: ReadonlyArray<string | typeof IDLE | typeof FO
   return inputs
 }
 
-/** `bytes` cut at `cuts` (any numbers, taken modulo its length), in order. */
-const cutAt = (bytes: Uint8Array, cuts: ReadonlyArray<number>): Array<Uint8Array> => {
-  const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b)
-  return [...points, bytes.length].map((end, index, ends) => bytes.subarray(index === 0 ? 0 : ends[index - 1], end))
-}
 
 /** Adjacent texts of one kind joined: how a line sees them. */
 const merged = (inputs: ReadonlyArray<Input>): Array<Input> =>

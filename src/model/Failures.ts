@@ -6,6 +6,7 @@
  * compared; the raw error bodies the transport kept; the client's limits).
  */
 import type * as OpenAISdk from "openai"
+import { describe } from "../Described.js"
 import * as Adaptation from "./Adaptation.js"
 import * as ErrorBody from "./ErrorBody.js"
 import type { ModelError } from "../protocol/ModelEvent.js"
@@ -53,10 +54,10 @@ export const formatMs = (ms: number): string =>
 
 /** The innermost message of an error chain (`Connection error.` → `connect ECONNREFUSED …`). */
 export const rootMessage = (cause: unknown): string => {
-  let message = String(cause)
+  let message = describe(cause)
   let current = cause
   for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
-    if (current.message !== "") message = current.message
+    if (typeof current.message === "string" && current.message !== "") message = current.message
     current = current.cause
   }
   return message

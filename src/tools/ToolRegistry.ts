@@ -14,11 +14,11 @@
  * call's `invalid_arguments` result, and one in its Execute a `failed` result,
  * each with the message, so the turn closes normally and the chat goes on.
  */
-import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { describe } from "../Described.js"
 import { Secrets } from "../security/Secrets.js"
 import { type AnyTool, type PreparedCall, type Rejection, rejection, type ToolDefinition } from "./Tool.js"
 import * as ToolResult from "./ToolResult.js"
@@ -84,11 +84,3 @@ const guard = (tool: AnyTool, rawArguments: string): Effect.Effect<PreparedCall,
     }))
   )
 
-/** The defect's message; whatever was thrown, describing it cannot throw again. */
-const describe = (defect: unknown): string => {
-  try {
-    return Cause.isRuntimeException(defect) || defect instanceof Error ? String(defect.message) : String(defect)
-  } catch {
-    return "a value that cannot be shown"
-  }
-}

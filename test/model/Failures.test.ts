@@ -62,7 +62,9 @@ describe("a failure before the stream started", () => {
       ["a refusal nothing can change", status(401, { message: "Incorrect API key provided", ...refused }), seen(), {
         failure: { reason: "http", message: "model request failed: HTTP 401: Incorrect API key provided", status: 401 }
       }],
-      ["anything else", new Error("boom"), seen(), { failure: { reason: "connection", message: "model request failed: boom" } }]
+      ["anything else", new Error("boom"), seen(), { failure: { reason: "connection", message: "model request failed: boom" } }],
+      // Found by the property below: String() of this value throws.
+      ["a thrown value no string can show", { toString: 0 }, seen(), { failure: { reason: "connection", message: "model request failed: a value that cannot be shown" } }]
     ]
     for (const [what, cause, context, expected] of cases) expect({ what, refusal: Failures.opening(cause, context, limits) }).toEqual({ what, refusal: expected })
   })

@@ -12,7 +12,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type * as Pty from "../support/Pty.js"
-import { askedToMakeAFile, exitsWith, recordSummary, type Sandbox, sandbox, sessionRecords } from "../support/MinoProcess.js"
+import { answerPrompt, askedToMakeAFile, exitsWith, recordSummary, type Sandbox, sandbox, sessionRecords } from "../support/MinoProcess.js"
 
 const PROMPT = "Approve this operation? [y/N] "
 const PASTE_START = "\u001b[200~"
@@ -189,7 +189,7 @@ describe("attack: stray input queued while the screen is up and the prompt is no
           if (shown.endsWith(PROMPT)) {
             yield* mino.flushOutput
             yield* Effect.sleep("300 millis")
-            yield* mino.write("\r")
+            yield* answerPrompt(mino, "")
           }
           expect(yield* deniedAndNothingRan(box, mino)).toEqual(DENIED)
         })), 60_000)

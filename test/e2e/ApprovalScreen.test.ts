@@ -16,7 +16,7 @@ import * as Escape from "../../src/security/Escape.js"
 import { SHORT_KEY_WARNING } from "../../src/security/Secrets.js"
 import * as Pty from "../support/Pty.js"
 import * as VirtualTerminal from "../support/VirtualTerminal.js"
-import { bashCall, BIN, environment, exitsWith, sandbox, scriptedServer, startReady } from "../support/MinoProcess.js"
+import { answerPrompt, bashCall, BIN, environment, exitsWith, sandbox, scriptedServer, startReady } from "../support/MinoProcess.js"
 
 const PROMPT = "Approve this operation? [y/N] "
 
@@ -75,7 +75,7 @@ describe("the approval screen in a terminal", () => {
           expect(/ {8}/.test(line)).toBe(false)
         }
         expect(JSON.parse(commandLine.slice("Command: ".length))).toBe(command)
-        yield* mino.write("\r")
+        yield* answerPrompt(mino, "")
         yield* mino.waitFor("[Tool result: denied]")
       }
       yield* mino.waitFor("Assistant> None ran.")
@@ -142,7 +142,7 @@ describe("the approval screen in a terminal", () => {
       for (const entry of ["HOME=", "USER=alice", "LOGNAME=alice", "LANG=C.UTF-8", "TERM=dumb", "SHELL=/bin/bash", `PWD=${project}`, "TMPDIR=/tmp"]) {
         expect(screen).toContain(entry)
       }
-      yield* mino.write("\r")
+      yield* answerPrompt(mino, "")
       yield* mino.waitFor("Assistant> Not run.")
       yield* mino.write("\x04")
       yield* exitsWith(mino, { code: 0, signal: null })
@@ -162,7 +162,7 @@ describe("the approval screen in a terminal", () => {
       const rows = VirtualTerminal.render(yield* mino.screen, 80).replace(/\n$/, "").split("\n").slice(-24)
       console.log(`the last 24 rows at 80 columns:\n${rows.join("\n")}`)
       expect(rows.some((row) => /^Command( above)?: .*touch PWNED/.test(row))).toBe(true)
-      yield* mino.write("\r")
+      yield* answerPrompt(mino, "")
       yield* mino.waitFor("Assistant> Not run.")
       yield* mino.write("\x04")
       yield* exitsWith(mino, { code: 0, signal: null })

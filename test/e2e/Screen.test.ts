@@ -159,7 +159,7 @@ describe("the screen tells the truth, compactly", () => {
       expect(lines.at(-2)).toBe(
         `Command above: ${Buffer.byteLength(command).toLocaleString("en-US")} bytes, 2 line(s); it begins "echo start${"\\u0020".repeat(40)}; touch hidden" …`
       )
-      yield* mino.write("\r")
+      yield* answerPrompt(mino, "")
       yield* mino.waitFor("[Tool result: denied]")
       expect(fs.existsSync(path.join(box.cwd, "hidden"))).toBe(false)
     }), 30_000)

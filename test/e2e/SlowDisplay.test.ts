@@ -65,7 +65,7 @@ const sweep = (bytesPerSecond: number) =>
     }
     // The real screen is on the display: its prompt comes after the guard.
     const real = yield* mino.waitFor(new RegExp(`touch PWNED[^]*${PROMPT.replace(/[?[\]]/g, "\\$&")}`), 60_000)
-    yield* mino.write("\r")
+    yield* answerPrompt(mino, "")
     yield* mino.waitFor("[Tool result: denied]", 30_000)
     yield* mino.waitFor("You> ", 30_000)
     return { typed, real, pwned: fs.existsSync(path.join(box.cwd, "PWNED")), screen: yield* mino.screen }

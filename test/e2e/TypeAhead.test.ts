@@ -30,6 +30,7 @@ import * as ResponsesServer from "../../src/testing/ResponsesServer.js"
 import { GUARD_MS } from "../../src/terminal/Terminal.js"
 import * as Pty from "../support/Pty.js"
 import {
+  answerPrompt,
   bashCall,
   BIN,
   environment,
@@ -146,7 +147,7 @@ const run = (offset: Offset) =>
     const screenAt = yield* mino.relayedAt(raw.indexOf("[Tool: bash]"))
     const busy = (screenAt ?? Infinity) - lastByte
     // Then the person answers: Enter alone, as someone who did not mean `y`.
-    yield* mino.write("\r")
+    yield* answerPrompt(mino, "")
     yield* mino.waitFor("Assistant> Not run.", 60_000)
     if (kind !== "prompt already up") {
       // Keys that came while the prompt was being written get the notice under a prompt drawn again.

@@ -14,6 +14,7 @@ import * as Option from "effect/Option"
 import * as InputGate from "../../src/terminal/input/InputGate.js"
 import type { Input } from "../../src/terminal/input/KeyDecoder.js"
 import * as LineEditor from "../../src/terminal/input/LineEditor.js"
+import * as Sighting from "../../src/terminal/input/Sighting.js"
 import { Secrets } from "../../src/security/Secrets.js"
 import { Terminal } from "../../src/terminal/Terminal.js"
 import * as KeyReader from "../../src/terminal/input/KeyReader.js"
@@ -217,6 +218,25 @@ describe("KeyReader waits until the terminal has drawn the question", () => {
       input.write(`\u001b[24;${asked(screen())}R`)
       yield* waitFor("Approve? ")
       expect(screen()).toContain("(ignored 6 line(s) typed before this question)\nApprove? ")
+      input.write("n\r")
+      expect(yield* Fiber.join(asking)).toEqual(Option.some({ text: "n", pasted: false }))
+    }), { timeout: 20_000 })
+
+  it.scopedLive("an answer already waiting when the request's repeat is due is read first: nothing is asked again", () =>
+    Effect.gen(function*() {
+      const { terminal, input, screen, waitFor } = yield* keysTerminalWith(true)
+      yield* waitFor("\u001b[6n")
+      input.write("\u001b[1;1R")
+      const asking = yield* Effect.fork(terminal.ask("[Tool: bash]\n", "Approve? "))
+      yield* waitFor(/\u001b\[\d+G\u001b\[6n\r/)
+      // As when Mino was stopped with the answer on its way and woken after the repeat was due: the
+      // timer runs before the read. Paused, the stream hands the answer over only when read.
+      input.pause()
+      input.write(`\u001b[24;${asked(screen())}R`)
+      yield* Effect.sleep(`${Sighting.REPEAT_MS + 300} millis`)
+      expect([...screen().matchAll(/\u001b\[\d+G\u001b\[6n\r/g)].length).toBe(1)
+      input.resume()
+      yield* waitFor("Approve? ")
       input.write("n\r")
       expect(yield* Fiber.join(asking)).toEqual(Option.some({ text: "n", pasted: false }))
     }), { timeout: 20_000 })

@@ -450,6 +450,11 @@ class Question {
 
   private readonly onRepeat = (): void => {
     this.repeat = undefined
+    // What the terminal has sent is read before anything is asked again: woken after a stop, this
+    // timer runs before the read of an answer already waiting, which would otherwise find a request
+    // made again (and a second answer following the first) for one the terminal had answered.
+    this.keys.drain()
+    if (this.keys.sighting !== this || this.keys.state.stopped) return
     if (Sighting.onRepeat(this.keys.state.sighting, performance.now() - this.began) === "give up") this.sightless()
     else this.request()
   }

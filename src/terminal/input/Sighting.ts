@@ -22,7 +22,8 @@
  *
  * A terminal may clamp the column (resized narrower): such an answer names
  * the screen's new width and still matches. A request not answered in
- * `REPEAT_MS` is made again with a new column. A terminal that has never
+ * `REPEAT_MS` is made again with a new column, once what the terminal has
+ * sent is read (an answer already waiting is never taken for lost). A terminal that has never
  * answered (one that does not implement the request) is waited for at most
  * `UNANSWERED_MS`; then the question is shown on the guard alone, as when the
  * output takes no escape sequences at all (`TERM=dumb`). Pure; `KeyReader`

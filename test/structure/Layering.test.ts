@@ -29,7 +29,7 @@ const FLOORS: ReadonlyArray<{ readonly what: string; readonly units: ReadonlyArr
       folder("protocol/"),
       folder("security/"),
       folder("platform/"),
-      files("root utilities", "Json.ts", "TextList.ts", "version.ts", "defaults.ts", "StopSignals.ts")
+      files("root utilities", "Json.ts", "Described.ts", "TextList.ts", "version.ts", "defaults.ts", "StopSignals.ts")
     ]
   },
   {

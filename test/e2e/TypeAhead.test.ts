@@ -239,16 +239,21 @@ describe("type-ahead is discarded by the drain alone", () => {
         const raw = yield* fixture.rawOutput
         const busyAt = (yield* fixture.relayedAt(raw.lastIndexOf(`busy ${round}`))) ?? Date.now()
         yield* Effect.sleep(`${Math.max(0, busyAt + ms - Date.now())} millis`)
-        const queued = yield* fixture.typeAcked("y\r")
+        // Held while the keys are queued (SIGSTOP, then SIGCONT), so the test knows what was on the screen
+        // when they reached the terminal: queued before the screen, or, when a loaded machine let the busy
+        // stretch end first, not typed at all (a y typed at a prompt on the screen is a person's answer).
+        yield* fixture.stop
+        yield* fixture.flushOutput
+        const before = !(yield* fixture.rawOutput).includes(`[screen ${round}]`)
+        if (before) yield* fixture.typeAcked("y\r")
+        yield* fixture.kill("SIGCONT")
         const asked = yield* fixture.waitFor("Approve? ", 30_000)
-        const shown = yield* fixture.rawOutput
-        const screenAt = (yield* fixture.relayedAt(shown.lastIndexOf(`[screen ${round}]`))) ?? 0
         // Then the person answers, as someone who did not mean `y`.
         yield* Effect.sleep("200 millis")
-        yield* fixture.write("n\r")
+        yield* answerPrompt(fixture, "n", "Approve? ")
         const line = yield* fixture.waitFor(new RegExp(`answer ${round}: .*\n`), 30_000)
         const answer = line.slice(line.lastIndexOf(`answer ${round}: `) + `answer ${round}: `.length).trim()
-        rounds.push({ ms, before: queued < screenAt, ignored: asked.includes("(ignored 1 line(s) typed before this question)"), answer })
+        rounds.push({ ms, before, ignored: asked.includes("(ignored 1 line(s) typed before this question)"), answer })
       }
       yield* exitsWith(fixture, { code: 0, signal: null }, 30_000)
       const before = rounds.filter((round) => round.before)

@@ -226,12 +226,12 @@ export const killGroup = (pgid: number): void => {
  * killed when the test's scope closes, whatever happened.
  */
 /**
- * Answers the approval prompt on the screen with `answer` Enter, as a person does. Keys that
+ * Answers the approval prompt on the screen (`prompt`: Mino's, or a test's own) with `answer` Enter, as a person does. Keys that
  * reach Mino before it has drained the terminal once more after writing the prompt (Mino held
  * between the two, as a loaded machine does to it) count as typed before the prompt was seen:
  * Mino draws the prompt again under its notice, and the answer is typed again (at most 5 times).
  */
-export const answerPrompt = (mino: Pty.Pty, answer: string) =>
+export const answerPrompt = (mino: Pty.Pty, answer: string, prompt = "Approve this operation? [y/N] ") =>
   Effect.gen(function*() {
     for (let attempt = 0; attempt < 5; attempt++) {
       const before = (yield* mino.screen).length
@@ -242,7 +242,7 @@ export const answerPrompt = (mino: Pty.Pty, answer: string) =>
         return after.includes("\n") ? after : undefined
       }))
       if (!next.includes("typed before this question)")) return
-      yield* mino.waitFor("Approve this operation? [y/N] ")
+      yield* mino.waitFor(prompt)
     }
   })
 

@@ -266,7 +266,7 @@ describe("attack: the request's repeat reads the terminal first", () => {
         }),
         (limit) => Effect.sync(() => process.setMaxListeners(limit))
       )
-      const outcomes = yield* Effect.forEach(cases, (tokens, i) => attack(tokens, i), { concurrency: 16 })
+      const outcomes = yield* Effect.forEach(cases, (tokens, i) => attack(tokens, i), { concurrency: 52 })
       const tally = new Map<string, number>()
       for (const outcome of outcomes) tally.set(outcome, (tally.get(outcome) ?? 0) + 1)
       console.log(`repeat drain sweep: ${cases.length} held sequences: ${[...tally].map(([k, v]) => `${v} ${k}`).join(", ")}`)

@@ -477,7 +477,12 @@ describe("the report of a command's end", () => {
       const first = yield* runner.run(operation(count))
       for (let i = 0; i < 98; i++) yield* runner.run(operation("true"))
       const last = yield* runner.run(operation(count))
-      expect(last.output).toBe(first.output)
+      // A descriptor kept per command would be 98 more. The test's process is shared with other work
+      // (vitest's own, an earlier test's pipes closing late), so its count may move by a few either way:
+      // a clean-clone CI run saw 24 before and 22 after.
+      const grown = Number(last.output) - Number(first.output)
+      console.log(`Mino's descriptors around 100 commands: ${first.output.trim()} before, ${last.output.trim()} after`)
+      expect(grown).toBeLessThan(10)
       const watcher = watcherOf(process.pid)
       yield* until("the watcher to have no sleeper left", 5_000, () => pids().every((pid) => stat(pid)?.[1] !== String(watcher)))
     })).pipe(Effect.provide(BashRunner.layer), Effect.provide(Secrets.Secrets.layerNone)), 60_000)

@@ -233,9 +233,9 @@ export interface LogOutput {
 const errno = (error: unknown): string =>
   typeof error === "object" && error !== null && "code" in error ? Escape.forLine(String(error.code)) : "an error"
 
-export const show = (request: LogRequest): Effect.Effect<LogOutput, Conversations.SessionHomeError | Conversations.ConversationNotFound> =>
+export const show = (request: LogRequest): Effect.Effect<LogOutput, Conversations.SessionHomeError | Conversations.SessionOpenError | Conversations.ConversationNotFound> =>
   Effect.gen(function*() {
-    const dir = yield* Conversations.directory(request.home, request.demo)
+    const dir = yield* Conversations.readableDirectory(request.home, request.demo)
     const here = request.directory
     const conversation = request.id !== undefined
       ? yield* Conversations.find(dir, request.id)

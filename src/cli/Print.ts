@@ -38,6 +38,8 @@ export const log = (invocation: Commands.Log | Commands.Sessions): Effect.Effect
     const output = yield* (invocation._tag === "Log"
       ? Log.show({ ...invocation, home, directory })
       : Sessions.show({ home, directory, demo: invocation.demo })).pipe(
+      // A refused directory of conversations (a symlink, not a directory, another user's) is refused as a start refuses it: exit 1.
+      Effect.catchTag("SessionOpenError", (e) => Effect.succeed({ stdout: "", stderr: `mino: ${e.message}\n`, code: 1 })),
       Effect.catchAll((e) => Effect.succeed({ stdout: "", stderr: `mino: ${Escape.forLine(e.message)}.\n`, code: 2 }))
     )
     if (output.code === 0) CodeCache.configurationChecked()

@@ -51,9 +51,9 @@ export const entry = (summary: Conversations.Summary, here: string | undefined):
   return lines.join("\n") + "\n"
 }
 
-export const show = (request: SessionsRequest): Effect.Effect<LogOutput, Conversations.SessionHomeError> =>
+export const show = (request: SessionsRequest): Effect.Effect<LogOutput, Conversations.SessionHomeError | Conversations.SessionOpenError> =>
   Effect.gen(function*() {
-    const dir = yield* Conversations.directory(request.home, request.demo)
+    const dir = yield* Conversations.readableDirectory(request.home, request.demo)
     const here = request.directory
     const which = request.demo ? "demo conversation" : "conversation"
     const summaries = Conversations.summaries(dir)

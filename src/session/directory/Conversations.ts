@@ -165,7 +165,8 @@ const HEADER_BYTES = 64 * 1024
 
 /** The origin a header line's text gives. */
 const originOf = (text: string): Origin => {
-  const json = Json.parse(text)
+  // A byte order mark an editor put before the line is not part of it, as for every record (`SessionReader`).
+  const json = Json.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text)
   if (typeof json !== "object" || json === null || !("type" in json) || json.type !== HEADER_TYPE) return NOT_RECORDED
   if (!("cwd" in json) || typeof json.cwd !== "string" || !Path.isAbsolute(json.cwd)) return NOT_RECORDED
   // A time that does not parse says nothing: the id's is used instead.
@@ -263,6 +264,18 @@ export interface Taken extends ConversationFile {
    */
   readonly startedElsewhere?: number
 }
+
+/**
+ * The directory of conversations under `home` for `mino log` and `mino sessions`:
+ * checked as a start checks it (`SessionDirectory.checkDirectory`: real
+ * directories owned by this user, a symlink never followed), but neither made nor
+ * changed; a refusal is one line.
+ */
+export const readableDirectory = (home: string | undefined, demo = false): Effect.Effect<string, SessionHomeError | SessionOpenError> =>
+  Effect.flatMap(directory(home, demo), (dir) => {
+    const refused = SessionDirectory.checkDirectory(dir)
+    return refused === undefined ? Effect.succeed(dir) : Effect.fail(new SessionOpenError({ path: dir, message: refused }))
+  })
 
 /** The directory of conversations under `home`, made if missing and checked (`SessionDirectory.ensureDirectory`). */
 const ensured = (home: string | undefined, demo: boolean) =>

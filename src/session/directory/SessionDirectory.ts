@@ -35,7 +35,7 @@ const uid = (): number | undefined => process.getuid?.()
 
 /** What a file that is not a regular one is, in words (`a FIFO`), from its Stats or directory entry. */
 export const kind = (stats: Fs.Stats | Fs.Dirent): string =>
-  stats.isSymbolicLink() ? "a symbolic link" : stats.isFIFO() ? "a FIFO" : stats.isCharacterDevice() || stats.isBlockDevice() ? "a device" : stats.isSocket() ? "a socket" : stats.isDirectory() ? "a directory" : "not a regular file"
+  stats.isSymbolicLink() ? "a symbolic link" : stats.isFIFO() ? "a FIFO" : stats.isCharacterDevice() || stats.isBlockDevice() ? "a device" : stats.isSocket() ? "a socket" : stats.isDirectory() ? "a directory" : stats.isFile() ? "a regular file" : "not a regular file"
 
 /** A system error's code (`ENOENT`), or the error as text. */
 export const errno = (error: unknown): string =>
@@ -77,6 +77,33 @@ export const ensureDirectory = (dir: string): Either.Either<void, string> => {
     }
   }
   return Either.void
+}
+
+/**
+ * For a command that only reads conversations (`mino log`, `mino sessions`):
+ * whether `dir` and its parent `.mino` are real directories owned by this user,
+ * checked as `ensureDirectory` checks them but with nothing created or changed.
+ * Undefined when they are, or when one does not exist yet (there is nothing to
+ * read); otherwise one line saying why not, and nothing in them is read.
+ */
+export const checkDirectory = (dir: string): string | undefined => {
+  for (const path of [Path.dirname(dir), dir]) {
+    let fd: number
+    try {
+      fd = Fs.openSync(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+    } catch (error) {
+      return errno(error) === "ENOENT" ? undefined : refusal(path, error)
+    }
+    try {
+      const owner = Fs.fstatSync(fd).uid
+      if (uid() !== undefined && owner !== uid()) return `${show(path)} belongs to another user (uid ${owner}); Mino does not use it`
+    } catch (error) {
+      return `cannot check ${show(path)}: ${errno(error)}`
+    } finally {
+      Fs.closeSync(fd)
+    }
+  }
+  return undefined
 }
 
 /** Why opening a directory failed: a symlink or another kind of file is named as such. */

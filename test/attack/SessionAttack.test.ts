@@ -371,3 +371,32 @@ describe(`attack: generated files whose turns and calls collide (${RUNS} files)`
       }
     }), 240_000)
 })
+
+describe("attack: a directory of conversations crowded with names that are not conversations", () => {
+  it("3,000 names with control characters, look-alike ids, links and FIFOs beside 20 conversations: only the conversations are listed, each named safely", () => {
+    const home = tempDir("session-attack")
+    const dir = sessions(home)
+    Fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+    const cwd = Fs.realpathSync(tempDir("session-attack-cwd"))
+    const real = Array.from({ length: 20 }, (_, i) => `20261203-0000${String(i).padStart(2, "0")}-0000abcd`)
+    for (const id of real) {
+      Fs.writeFileSync(Path.join(dir, `${id}.jsonl`), Conversations.headerLine(cwd, "2026-12-03T00:00:00.000Z") + line({ type: "user_input", turn_id: "t", text: `q ${id}` }), { mode: 0o600 })
+    }
+    // Names a start must pass over: ids that almost match, with control characters, an escape sequence, a newline after `.jsonl`.
+    const junk = Array.from({ length: 3_000 }, (_, i) => {
+      const id = `20261203-0000${String(i % 60).padStart(2, "0")}-${(i + 0x1000).toString(16).padStart(8, "0")}`
+      return [`${id}.jsonl\n`, `${id}\u001b[2J.jsonl`, `${id}.jsonl.bak`, `x${id}.jsonl`, `${id.toUpperCase()}X.jsonl`, `${id}\r.jsonl`][i % 6]!
+    })
+    for (const name of junk) Fs.writeFileSync(Path.join(dir, name), Conversations.headerLine(cwd, "2026-12-03T00:00:00.000Z"))
+    Fs.symlinkSync(Path.join(dir, `${real[0]}.jsonl`), Path.join(dir, "20261203-235959-ffffffff.jsonl"))
+    execFileSync("mkfifo", [Path.join(dir, "20261203-235958-ffffffff.jsonl")])
+    console.log(`crowded directory: ${junk.length + real.length + 2} entries`)
+    expect(Conversations.ids(dir)).toEqual([...real, "20261203-235958-ffffffff", "20261203-235959-ffffffff"])
+    // The newest started here is the newest real file: the link and the FIFO after it are passed over, never opened as one.
+    expect(Conversations.newestStartedIn(dir, cwd)?.id).toBe(real.at(-1))
+    const summaries = Conversations.summaries(dir)
+    expect(summaries.map((summary) => summary.id)).toEqual(["20261203-235959-ffffffff", "20261203-235958-ffffffff", ...[...real].reverse()])
+    expect(summaries.slice(0, 2).map((summary) => summary.origin._tag)).toEqual(["Unreadable", "Unreadable"])
+    expect(summaries.slice(2).every((summary) => summary.turns === 1 && summary.lastQuestion === `q ${summary.id}`)).toBe(true)
+  })
+})

@@ -16,7 +16,7 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
-import type { Committed, OpenCall, OpenTurn } from "./conversation/ConversationState.js"
+import type { Committed, KeyReading, OpenCall, OpenTurn } from "./conversation/ConversationState.js"
 import { committed, ConversationState } from "./conversation/ConversationState.js"
 import * as Conversations from "./directory/Conversations.js"
 import { ConversationNotFound, SessionBusy, SessionHomeError, SessionOpenError } from "./directory/Conversations.js"
@@ -27,7 +27,7 @@ import * as Recovery from "./conversation/Recovery.js"
 import { fromThrown, SessionDisk, type SessionDiskShape } from "./conversation/SessionDisk.js"
 import * as SessionDirectory from "./directory/SessionDirectory.js"
 import * as SessionReader from "./records/SessionReader.js"
-import { Secrets, type SecretsShape } from "../security/Secrets.js"
+import { redactStrings, Secrets, type SecretsShape } from "../security/Secrets.js"
 import { type Closing, closingRecords, interrupted } from "./conversation/TurnClosing.js"
 import type { History } from "../model/request/History.js"
 import type { ResponseItem } from "../protocol/ResponseItem.js"
@@ -127,10 +127,10 @@ export class SessionStore extends Context.Tag("mino/SessionStore")<SessionStore,
 const { O_APPEND, O_CREAT, O_RDWR } = Fs.constants
 
 /** Replays a session file, line by line, straight into a conversation: what it read, set aside and how far. */
-const replay = (fd: number, path: string) =>
+const replay = (fd: number, path: string, secrets: KeyReading) =>
   Effect.try({
     try: () => {
-      const conversation = new ConversationState()
+      const conversation = new ConversationState(secrets)
       // The first record's time ("" when it has none); undefined while no record was read.
       let firstTime: string | undefined
       const rejected: Array<Recovery.Rejected> = []
@@ -181,7 +181,7 @@ const open = (options: SessionOptions) =>
     const firstOpen = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
     let fd = yield* Scope.extend(openFile, firstOpen)
 
-    const replayed = yield* replay(fd, path)
+    const replayed = yield* replay(fd, path, secrets)
     const { conversation, firstTime, rejected, readable } = replayed
     let size = replayed.size
     const notices: Array<string> = []
@@ -211,7 +211,7 @@ const open = (options: SessionOptions) =>
     const durable = DurableFile.make(disk, { fd, path }, size)
     const readRecords = () => {
       const records: Array<SessionRecord> = []
-      for (const line of SessionReader.lines(fd)) if (line._tag === "Record") records.push(line.record)
+      for (const line of SessionReader.lines(fd)) if (line._tag === "Record") records.push(redactStrings(line.record, secrets.redact))
       return records
     }
     const store = assemble(conversation, durable.append, readRecords, secrets)
@@ -250,10 +250,10 @@ const pending = (taken: Conversations.Taken, disk: SessionDiskShape, secrets: Se
     const commit = (lines: ReadonlyArray<string>) => Effect.flatMap(durable === undefined ? first : Effect.succeed(durable), (file) => file.append(lines))
     const readRecords = () => {
       const records: Array<SessionRecord> = []
-      if (durable !== undefined) for (const line of SessionReader.lines(durable.file.fd)) if (line._tag === "Record") records.push(line.record)
+      if (durable !== undefined) for (const line of SessionReader.lines(durable.file.fd)) if (line._tag === "Record") records.push(redactStrings(line.record, secrets.redact))
       return records
     }
-    const conversation = new ConversationState()
+    const conversation = new ConversationState(secrets)
     const store = assemble(conversation, commit, readRecords, secrets)
     const info = infoOf(taken, 0, undefined, now)
     return SessionStore.of({ sessionId: taken.id, path, info, notices: [], ...store.shape })
@@ -342,7 +342,7 @@ export interface MemorySessionOptions {
 const openMemory = (options: MemorySessionOptions) =>
   Effect.gen(function*() {
     const secrets = yield* Secrets
-    const conversation = new ConversationState()
+    const conversation = new ConversationState(secrets)
     const kept: Array<SessionRecord> = []
     const commit = (lines: ReadonlyArray<string>) =>
       Effect.sync(() =>

@@ -400,3 +400,86 @@ describe("attack: a directory of conversations crowded with names that are not c
     expect(summaries.slice(2).every((summary) => summary.turns === 1 && summary.lastQuestion === `q ${summary.id}`)).toBe(true)
   })
 })
+
+describe("attack: a file that holds the key now in use (saved while another key was in use, or typed into a question)", () => {
+  const KEY = "sk-proj-Zq7vW2nE9xKp4LmR8tYb3HcJ"
+  /** The key spelled in the file's JSON: as it is, each character \u-escaped, or only some. */
+  const spellings: ReadonlyArray<readonly [string, (key: string) => string]> = [
+    ["as it is", (key) => key],
+    ["every character \\u-escaped", (key) => [...key].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`).join("")],
+    ["its first and last characters \\u-escaped", (key) => `\\u${key.charCodeAt(0).toString(16).padStart(4, "0")}${key.slice(1, -1)}\\u${key.charCodeAt(key.length - 1).toString(16).padStart(4, "0")}`]
+  ]
+  /** Where the key sits: each place a record of a tool turn left open can hold it. */
+  const PLACES = ["question", "answer", "result", "turn id", "call id", "call name", "reason"] as const
+  type Place = typeof PLACES[number]
+
+  /** A completed tool turn, then a turn left open after its call started, the key at `place` (in both turns' ids); each line as Mino writes it. */
+  const file = (place: Place): string => {
+    const at = (here: Place, text: string) => (place === here ? `${text} ${KEY} ${text}` : text)
+    const done = at("turn id", "t1")
+    const open = at("turn id", "t2")
+    const callId = at("call id", "c1")
+    const openCall = at("call id", "c2")
+    const records: ReadonlyArray<SessionRecord> = [
+      { type: "user_input", turn_id: done, text: at("question", "list it") },
+      { type: "model_response", turn_id: done, output: [{ ...call(callId, "ls"), name: at("call name", "bash") }] },
+      { type: "tool_start", turn_id: done, call_id: callId, name: "bash" },
+      { type: "tool_result", turn_id: done, call_id: callId, name: "bash", result: { status: "completed", output: at("result", "a b"), exit_code: 0 } },
+      { type: "model_response", turn_id: done, output: [answer(at("answer", "done"))] },
+      { type: "turn_end", turn_id: done, status: "completed", ...(place === "reason" ? { reason: at("reason", "ok") } : {}) },
+      { type: "user_input", turn_id: open, text: "again" },
+      { type: "model_response", turn_id: open, output: [call(openCall, "ls")] },
+      { type: "tool_start", turn_id: open, call_id: openCall, name: "bash" }
+    ]
+    return records.map(line).join("")
+  }
+
+  const openWithKey = (home: string, name: string) =>
+    Effect.scoped(
+      Effect.provide(
+        Effect.gen(function*() {
+          const store = yield* SessionStore
+          const questions = yield* store.questions
+          return {
+            notices: store.notices,
+            context: JSON.stringify(yield* store.context),
+            questions: Array.from({ length: questions.length }, (_, i) => questions.at(i)).join("\n"),
+            records: JSON.stringify(yield* store.records)
+          }
+        }),
+        SessionStore.layer({ home, sessionId: name }).pipe(Layer.provide(Secrets.layer(KEY)))
+      )
+    )
+
+  it.live(`is read with the key redacted: never in what the model is sent, ↑, the records or what Mino writes; the open turn closes once (${PLACES.length} places × ${spellings.length} spellings)`, () =>
+    Effect.gen(function*() {
+      const home = tempDir("session-attack")
+      let cases = 0
+      for (const place of PLACES) {
+        for (const [spelling, spell] of spellings) {
+          const name = `key-${cases++}`
+          const written = file(place).replaceAll(KEY, spell(KEY))
+          Fs.mkdirSync(sessions(home), { recursive: true, mode: 0o700 })
+          Fs.writeFileSync(Path.join(sessions(home), `${name}.jsonl`), written, { mode: 0o600 })
+          const first = yield* openWithKey(home, name)
+          const what = { place, spelling }
+          for (const [part, text] of [["context", first.context], ["questions", first.questions], ["records", first.records]] as const) {
+            expect({ ...what, part, holds: text.includes(KEY) }).toEqual({ ...what, part, holds: false })
+          }
+          // The turn left open is closed, its started call's outcome unknown; what Mino appended holds no key, however spelled.
+          expect({ ...what, notices: first.notices }).toEqual({ ...what, notices: [expect.stringContaining("interrupted"), "Outcome unknown: \"ls\""] })
+          const after = Fs.readFileSync(Path.join(sessions(home), `${name}.jsonl`), "utf8")
+          expect(after.startsWith(written)).toBe(true)
+          const appended = after.slice(written.length)
+          expect({ ...what, appended: appended.includes(KEY) || appended.includes(spell(KEY)) }).toEqual({ ...what, appended: false })
+          // A second and third start find the turn closed: nothing said, nothing written.
+          for (let again = 0; again < 2; again++) {
+            const next = yield* openWithKey(home, name)
+            expect({ ...what, again, notices: next.notices }).toEqual({ ...what, again, notices: [] })
+            expect(Fs.readFileSync(Path.join(sessions(home), `${name}.jsonl`), "utf8")).toBe(after)
+          }
+        }
+      }
+      console.log(`a file holding the key in use: ${cases} files (${PLACES.length} places × ${spellings.length} spellings), each opened three times`)
+    }), 60_000)
+})

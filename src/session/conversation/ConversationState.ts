@@ -11,7 +11,8 @@
  * joins the history only when it is whole (`WholeTurns.ts`), the same rule
  * whether it was read from the file or committed while Mino runs. Nothing here
  * spreads, recurses over or applies a function to data whose size comes from
- * the file.
+ * the file, but for a record that holds the key in use (`keyless`): it is
+ * redacted string by string, as a record is before it is saved.
  */
 import * as History from "../../model/request/History.js"
 import { TextList, type Texts } from "../../TextList.js"
@@ -19,6 +20,7 @@ import { acceptedCalls, functionCallOutput, type ResponseItem, userMessage } fro
 import { type ModelResponse, SET_ASIDE_TYPE, type SessionRecord, type ToolResultRecord, type UserInput } from "../records/Records.js"
 import type { Line } from "../records/SessionReader.js"
 import { TurnCheck } from "./WholeTurns.js"
+import { redactStrings, type SecretsShape } from "../../security/Secrets.js"
 
 declare const CommittedBrand: unique symbol
 
@@ -86,6 +88,29 @@ interface CallState {
  * searching the line for it cost a fifth of restoring a long session.
  */
 const savedText = (record: Readonly<Record<string, unknown>>, key: string): string => JSON.stringify(record[key])
+
+/** The JSON text of a record's question, output or result, the one part of it of any size. */
+const savedOf = (record: SessionRecord): string | undefined =>
+  record.type === "user_input" ? savedText(record, "text") : record.type === "model_response" ? savedText(record, "output") : record.type === "tool_result" ? savedText(record, "result") : undefined
+
+/** Whether a record's other strings (its ids, a call's name, a turn's end) hold the key: each read by name, no record walked. */
+const idsHold = (record: SessionRecord, { contains }: KeyReading): boolean => {
+  if (contains(record.turn_id) || (record.time !== undefined && contains(record.time))) return true
+  switch (record.type) {
+    case "user_input":
+      return false
+    case "model_response":
+      return record.response_id !== undefined && contains(record.response_id)
+    case "tool_start":
+    case "tool_result":
+      return contains(record.call_id) || (record.name !== undefined && contains(record.name))
+    case "turn_end":
+      return contains(record.status) || (record.reason !== undefined && contains(record.reason))
+  }
+}
+
+/** What the conversation needs of `Secrets` to keep the key in use out of what it read. */
+export type KeyReading = Pick<SecretsShape, "contains" | "inStringified" | "redact">
 
 const isFunctionCall = (item: ResponseItem): boolean => item["type"] === "function_call"
 
@@ -180,6 +205,9 @@ const parsed = (texts: TextList): Texts => ({
 })
 
 export class ConversationState {
+  /** `secrets`: the key in use, taken out of every record read (`keyless`); none for a conversation whose records hold no key to hide. */
+  constructor(private readonly secrets?: KeyReading) {}
+
   /** Every question, oldest first, as its JSON string, for ↑ (outside the heap; the history keeps its own request text). */
   private readonly questionTexts = new TextList()
   /** The completed, whole turns in the form a request needs. */
@@ -200,7 +228,8 @@ export class ConversationState {
   }
 
   /** `apply`, for a record known to be on disk (read back from the file): no `Committed` made for each line. */
-  private applyRecord(record: SessionRecord): void {
+  private applyRecord(read: SessionRecord): void {
+    const { record, saved } = this.keyless(read)
     const position = this.lineCount++
     let turn = this.open.get(record.turn_id)
     if (record.type === "turn_end") {
@@ -220,7 +249,7 @@ export class ConversationState {
     }
     switch (record.type) {
       case "user_input": {
-        const json = savedText(record, "text")
+        const json = saved ?? savedText(record, "text")
         this.questionTexts.push(json)
         turn.question ??= record.text
         turn.time ??= record.time
@@ -230,7 +259,7 @@ export class ConversationState {
       }
       case "model_response": {
         turn.check.response(record.output)
-        turn.add(record, savedText(record, "output"))
+        turn.add(record, saved ?? savedText(record, "output"))
         turn.requests += 1
         // Only the calls of a valid response belong to the turn: the Agent executes
         // nothing of an invalid one, and replay and recovery must agree with it.
@@ -253,7 +282,7 @@ export class ConversationState {
       }
       case "tool_result": {
         turn.check.result(record.call_id)
-        turn.add(record, savedText(record, "result"))
+        turn.add(record, saved ?? savedText(record, "result"))
         const call = turn.call(record.call_id)
         call.name ??= record.name
         call.finished = true
@@ -276,8 +305,29 @@ export class ConversationState {
    */
   read(line: Line): void {
     if (line._tag === "Record") this.applyRecord(line.record)
-    else if (line._tag === "Unreadable" || line.type === SET_ASIDE_TYPE) this.unreadable(line.turnId)
+    else if (line._tag === "Unreadable" || line.type === SET_ASIDE_TYPE) this.unreadable(this.keylessId(line.turnId))
     else this.skip()
+  }
+
+  /**
+   * The record as the conversation keeps it, with the JSON text of its question,
+   * output or result (`savedText`). A record that holds the key now in use (saved
+   * while another key was in use, or typed into a question then) has it redacted
+   * in every string as it is read, ids included: it never reaches the model or
+   * the screen, and a closing record, redacted as every record is written, names
+   * the turn the conversation knows.
+   */
+  private keyless(record: SessionRecord): { readonly record: SessionRecord; readonly saved: string | undefined } {
+    const saved = savedOf(record)
+    const { secrets } = this
+    if (secrets === undefined || !((saved !== undefined && secrets.inStringified(saved)) || idsHold(record, secrets))) return { record, saved }
+    const clean = redactStrings(record, secrets.redact)
+    return { record: clean, saved: savedOf(clean) }
+  }
+
+  /** A turn id as the conversation keeps it (`keyless`). */
+  private keylessId(turnId: string | undefined): string | undefined {
+    return turnId === undefined || this.secrets === undefined || !this.secrets.contains(turnId) ? turnId : this.secrets.redact(turnId)
   }
 
   /**

@@ -197,7 +197,8 @@ export const inJson = (text: string, secrets: ReadonlyArray<string>): boolean =>
  * Whether `json` (as `JSON.stringify` writes it) holds one of `stringified`, the
  * secrets each as that function writes it inside a string. `JSON.stringify`
  * escapes character by character, so a string that holds a secret holds its
- * escaped form; a match that begins inside an escape only redacts more than needed.
+ * escaped form; a match that begins inside an escape is a false alarm, after
+ * which redacting the value's strings finds nothing to replace.
  */
 const inStringified = (json: string, stringified: ReadonlyArray<string>): boolean =>
   stringified.some((secret) => json.includes(secret.length > PROBE ? secret.slice(-PROBE) : secret) && json.includes(secret))

@@ -483,3 +483,36 @@ describe("attack: a file that holds the key now in use (saved while another key 
       console.log(`a file holding the key in use: ${cases} files (${PLACES.length} places × ${spellings.length} spellings), each opened three times`)
     }), 60_000)
 })
+
+describe("attack: the key in use in the id of a turn left open that a line of it could not be read", () => {
+  const KEY = "sk-proj-Zq7vW2nE9xKp4LmR8tYb3HcJ"
+  it.live("the unreadable line counts for that turn: a call it may have started is `unknown`, and the set-aside marker names the turn without the key", () =>
+    Effect.gen(function*() {
+      const home = tempDir("session-attack")
+      const turn = `t-${KEY}`
+      const written = [
+        line({ type: "user_input", turn_id: turn, text: "two" }),
+        line({ type: "model_response", turn_id: turn, output: [call("c1", "ls"), call("c2", "pwd")] }),
+        // Valid JSON naming the turn, but no record (a call id that is a number): it may be c2's start.
+        `${JSON.stringify({ type: "tool_start", turn_id: turn, call_id: 2, name: "bash" })}\n`,
+        line({ type: "tool_start", turn_id: turn, call_id: "c1", name: "bash" })
+      ].join("")
+      Fs.mkdirSync(sessions(home), { recursive: true, mode: 0o700 })
+      const file = Path.join(sessions(home), "held.jsonl")
+      Fs.writeFileSync(file, written, { mode: 0o600 })
+      const opened = yield* Effect.scoped(Effect.provide(
+        Effect.map(SessionStore, (store) => store.notices),
+        SessionStore.layer({ home, sessionId: "held" }).pipe(Layer.provide(Secrets.layer(KEY)))
+      ))
+      expect(opened).toEqual([expect.stringContaining("1 in the middle of the file"), expect.stringContaining("interrupted"), "Outcome unknown: \"ls\"", "Outcome unknown: \"pwd\""])
+      const after = Fs.readFileSync(file, "utf8").split("\n").filter((text) => text.length > 0).map((text) => JSON.parse(text) as Record<string, unknown>)
+      const results = after.filter((record) => record["type"] === "tool_result").map((record) => [record["call_id"], (record["result"] as { status: string }).status])
+      expect(results).toEqual([["c1", "unknown"], ["c2", "unknown"]])
+      // The marker left where the line was names the turn as the conversation does; no key in what Mino wrote.
+      const marker = after.find((record) => record["type"] === "set_aside")
+      expect(marker?.["turn_id"]).toBe("t-[redacted]")
+      const mino = [after[2], ...after.slice(4)]
+      expect(mino.map((record) => record?.["type"])).toEqual(["set_aside", "tool_result", "tool_result", "turn_end"])
+      expect(mino.some((record) => JSON.stringify(record).includes(KEY))).toBe(false)
+    }))
+})

@@ -64,9 +64,11 @@ export interface SecretsShape {
   readonly heldBack: (text: string) => number
   /**
    * Whether JSON text as `JSON.stringify` writes it holds the key in any of its
-   * strings (object keys too): a search for the key as that function escapes it.
-   * Exact for such text, and as cheap as `contains`; for text of any other
-   * spelling, `inJson`.
+   * strings (object keys too), or spells it in its text as it is (a key holding
+   * `"` or `\` across strings or escapes, one with a lone surrogate beside its
+   * pair): a search for the key as that function escapes it, and as it is where
+   * that differs. Exact for such text, and as cheap as `contains` for a key JSON
+   * does not escape; for text of any other spelling, `inJson`.
    */
   readonly inStringified: (json: string) => boolean
 }
@@ -88,7 +90,12 @@ export const make = (apiKey: Redacted.Redacted<string> | string, options: Secret
   // Guarded: `layerNone` is made as this module loads, before `effective` below is defined.
   const also = options.also === undefined || options.also.length === 0 ? [] : effective(options.also.map((secret) => secret.trim()))
   const protectedKeys = [...(options.protect === false ? [] : effective([key])), ...also]
-  const stringifiedKeys = protectedKeys.map((secret) => JSON.stringify(secret).slice(1, -1))
+  // Each secret as JSON.stringify writes it inside a string, and as it is where that differs: JSON text can spell a
+  // secret holding `"` or `\` by its escapes or across strings, and a lone surrogate in it beside its pair is written as it is.
+  const stringifiedKeys = protectedKeys.flatMap((secret) => {
+    const escaped = JSON.stringify(secret).slice(1, -1)
+    return escaped === secret ? [secret] : [escaped, secret]
+  })
   return {
     apiKey: Redacted.make(key),
     redactable: protectedKeys.length > also.length,

@@ -17,7 +17,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import type { Committed, KeyReading, OpenCall, OpenTurn } from "./conversation/ConversationState.js"
-import { committed, ConversationState } from "./conversation/ConversationState.js"
+import { committed, ConversationState, withoutKey } from "./conversation/ConversationState.js"
 import * as Conversations from "./directory/Conversations.js"
 import { ConversationNotFound, SessionBusy, SessionHomeError, SessionOpenError } from "./directory/Conversations.js"
 import * as DurableFile from "./conversation/DurableFile.js"
@@ -27,7 +27,7 @@ import * as Recovery from "./conversation/Recovery.js"
 import { fromThrown, SessionDisk, type SessionDiskShape } from "./conversation/SessionDisk.js"
 import * as SessionDirectory from "./directory/SessionDirectory.js"
 import * as SessionReader from "./records/SessionReader.js"
-import { redactStrings, Secrets, type SecretsShape } from "../security/Secrets.js"
+import { Secrets, type SecretsShape } from "../security/Secrets.js"
 import { type Closing, closingRecords, interrupted } from "./conversation/TurnClosing.js"
 import type { History } from "../model/request/History.js"
 import type { ResponseItem } from "../protocol/ResponseItem.js"
@@ -213,7 +213,7 @@ const open = (options: SessionOptions) =>
     const durable = DurableFile.make(disk, { fd, path }, size)
     const readRecords = () => {
       const records: Array<SessionRecord> = []
-      for (const line of SessionReader.lines(fd)) if (line._tag === "Record") records.push(redactStrings(line.record, secrets.redact))
+      for (const line of SessionReader.lines(fd)) if (line._tag === "Record") records.push(withoutKey(line.record, secrets).record)
       return records
     }
     const store = assemble(conversation, durable.append, readRecords, secrets)
@@ -252,7 +252,7 @@ const pending = (taken: Conversations.Taken, disk: SessionDiskShape, secrets: Se
     const commit = (lines: ReadonlyArray<string>) => Effect.flatMap(durable === undefined ? first : Effect.succeed(durable), (file) => file.append(lines))
     const readRecords = () => {
       const records: Array<SessionRecord> = []
-      if (durable !== undefined) for (const line of SessionReader.lines(durable.file.fd)) if (line._tag === "Record") records.push(redactStrings(line.record, secrets.redact))
+      if (durable !== undefined) for (const line of SessionReader.lines(durable.file.fd)) if (line._tag === "Record") records.push(withoutKey(line.record, secrets).record)
       return records
     }
     const conversation = new ConversationState(secrets)
@@ -320,7 +320,7 @@ const assemble = (
         for (const call of turn.unfinished) if (call.started || doubtful.has(call.callId)) unknown.push(call)
         yield* closeTurn(turn.turnId, { ...interrupted, maybeStarted: doubtful })
       }
-      return Recovery.notices(open, unknown)
+      return Recovery.notices(open, unknown, secrets.redact)
     })
 
   const shape = {

@@ -17,10 +17,11 @@
 import * as History from "../../model/request/History.js"
 import { TextList, type Texts } from "../../TextList.js"
 import { acceptedCalls, functionCallOutput, type ResponseItem, userMessage } from "../../protocol/ResponseItem.js"
-import { type ModelResponse, SET_ASIDE_TYPE, type SessionRecord, type ToolResultRecord, type UserInput } from "../records/Records.js"
+import { isToolResult, type ModelResponse, SET_ASIDE_TYPE, type SessionRecord, type ToolResultRecord, type UserInput } from "../records/Records.js"
 import type { Line } from "../records/SessionReader.js"
 import { TurnCheck } from "./WholeTurns.js"
-import { redactStrings, type SecretsShape } from "../../security/Secrets.js"
+import * as Json from "../../Json.js"
+import { REDACTED, redactStrings, type SecretsShape } from "../../security/Secrets.js"
 
 declare const CommittedBrand: unique symbol
 
@@ -111,6 +112,30 @@ const idsHold = (record: SessionRecord, { contains }: KeyReading): boolean => {
 
 /** What the conversation needs of `Secrets` to keep the key in use out of what it read. */
 export type KeyReading = Pick<SecretsShape, "contains" | "inStringified" | "redact">
+
+/**
+ * `record` with the key in use taken out of every string (`redactStrings`), and
+ * out of the JSON text of its question, output or result where that text alone
+ * spells it (a key holding `"` or `\`, across strings or escapes): taken out of
+ * the text as `Records.encode` takes it out of a line. When that leaves the text
+ * unreadable, the part is replaced by `[redacted]` (no items, a failed result)
+ * and `unsendable` says why. `saved` is the part's JSON text (`savedText`).
+ */
+export const withoutKey = (record: SessionRecord, secrets: KeyReading): { readonly record: SessionRecord; readonly saved: string | undefined; readonly unsendable?: string } => {
+  const clean = redactStrings(record, secrets.redact)
+  const saved = savedOf(clean)
+  if (saved === undefined || !secrets.contains(saved)) return { record: clean, saved }
+  const again = Json.parse(secrets.redact(saved))
+  const field = clean.type === "user_input" ? "text" : clean.type === "model_response" ? "output" : "result"
+  const fits = clean.type === "user_input"
+    ? typeof again === "string"
+    : clean.type === "model_response"
+    ? Array.isArray(again) && again.every((item) => typeof item === "object" && item !== null && !Array.isArray(item))
+    : isToolResult(again)
+  if (fits) return { record: { ...clean, [field]: again } as SessionRecord, saved: JSON.stringify(again) }
+  const lost = clean.type === "user_input" ? REDACTED : clean.type === "model_response" ? [] : { status: "failed", output: REDACTED }
+  return { record: { ...clean, [field]: lost } as SessionRecord, saved: JSON.stringify(lost), unsendable: "it holds the API key in a form that cannot be taken out of it" }
+}
 
 const isFunctionCall = (item: ResponseItem): boolean => item["type"] === "function_call"
 
@@ -229,7 +254,7 @@ export class ConversationState {
 
   /** `apply`, for a record known to be on disk (read back from the file): no `Committed` made for each line. */
   private applyRecord(read: SessionRecord): void {
-    const { record, saved } = this.keyless(read)
+    const { record, saved, unsendable } = this.keyless(read)
     const position = this.lineCount++
     let turn = this.open.get(record.turn_id)
     if (record.type === "turn_end") {
@@ -247,6 +272,7 @@ export class ConversationState {
       if (this.damaged.delete(record.turn_id)) turn.check.lost()
       this.open.set(record.turn_id, turn)
     }
+    if (unsendable !== undefined) turn.unwritable ??= unsendable
     switch (record.type) {
       case "user_input": {
         const json = saved ?? savedText(record, "text")
@@ -317,12 +343,11 @@ export class ConversationState {
    * the screen, and a closing record, redacted as every record is written, names
    * the turn the conversation knows.
    */
-  private keyless(record: SessionRecord): { readonly record: SessionRecord; readonly saved: string | undefined } {
+  private keyless(record: SessionRecord): { readonly record: SessionRecord; readonly saved: string | undefined; readonly unsendable?: string } {
     const saved = savedOf(record)
     const { secrets } = this
     if (secrets === undefined || !((saved !== undefined && secrets.inStringified(saved)) || idsHold(record, secrets))) return { record, saved }
-    const clean = redactStrings(record, secrets.redact)
-    return { record: clean, saved: savedOf(clean) }
+    return withoutKey(record, secrets)
   }
 
   /** A turn id as the conversation keeps it (`keyless`). */

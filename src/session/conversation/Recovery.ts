@@ -162,10 +162,14 @@ const LISTED = 20
  * `unknown`. A turn that asked for a tool or started a call is a tool turn,
  * whatever else of it could be read: it gets the chapter's notice.
  */
-export const notices = (closed: ReadonlyArray<OpenTurn>, unknown: ReadonlyArray<OpenCall>): ReadonlyArray<string> => {
+export const notices = (
+  closed: ReadonlyArray<OpenTurn>,
+  unknown: ReadonlyArray<OpenCall>,
+  redact: (text: string) => string = (text) => text
+): ReadonlyArray<string> => {
   if (closed.length === 0) return []
   const lines = [closed.some((turn) => turn.toolTurn) ? INTERRUPTED_NOTICE : INTERRUPTED_TEXT_NOTICE]
-  for (const call of unknown.slice(0, LISTED)) lines.push(`Outcome unknown: ${describeCall(call)}`)
+  for (const call of unknown.slice(0, LISTED)) lines.push(`Outcome unknown: ${describeCall(call, redact)}`)
   if (unknown.length > LISTED) lines.push(`Outcome unknown: ${unknown.length - LISTED} more call(s); \`mino log --unknown\` lists them all.`)
   return lines
 }
@@ -181,16 +185,18 @@ export const bashCommand = (name: string, args: string): string | undefined => {
 /**
  * A call as one escaped line: a bash command as its JSON string, another tool by
  * name and arguments, and a call whose request could not be read said plainly.
+ * `redact` takes the key out of the command before it is escaped: arguments
+ * can spell it in JSON escapes that only decoding the command reveals.
  */
-const describeCall = (call: OpenCall): string => {
+const describeCall = (call: OpenCall, redact: (text: string) => string): string => {
   if (call.arguments === undefined) {
     const tool = call.name === undefined || call.name.length === 0 ? "a call" : `a ${Escape.forValue(call.name)} call`
     return `${tool} (call_id ${Escape.jsonString(call.callId)}) whose command is not known: the response that asked for it could not be read`
   }
   const name = call.name ?? ""
   const command = bashCommand(name, call.arguments)
-  if (command !== undefined) return Escape.jsonString(command)
-  return `${Escape.forValue(name.length > 0 ? name : "a tool")} ${Escape.jsonString(call.arguments)}`
+  if (command !== undefined) return Escape.jsonString(redact(command))
+  return `${Escape.forValue(name.length > 0 ? name : "a tool")} ${Escape.jsonString(redact(call.arguments))}`
 }
 
 /** How many left-out turns a notice names; the rest are counted. */

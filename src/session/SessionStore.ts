@@ -222,7 +222,7 @@ const open = (options: SessionOptions) =>
       notices.push(notice)
     }
     for (const notice of Recovery.leftOut(conversation.leftOut)) notices.push(notice)
-    const info = infoOf(taken, conversation.endedTurns, firstTime, now)
+    const info = infoOf(taken, conversation.endedTurns, firstTime, now, secrets.redact)
     return SessionStore.of({ sessionId, path, info, notices, ...store.shape })
   })
 
@@ -257,7 +257,7 @@ const pending = (taken: Conversations.Taken, disk: SessionDiskShape, secrets: Se
     }
     const conversation = new ConversationState(secrets)
     const store = assemble(conversation, commit, readRecords, secrets)
-    const info = infoOf(taken, 0, undefined, now)
+    const info = infoOf(taken, 0, undefined, now, secrets.redact)
     return SessionStore.of({ sessionId: taken.id, path, info, notices: [], ...store.shape })
   })
 
@@ -372,7 +372,7 @@ const openMemory = (options: MemorySessionOptions) =>
   })
 
 /** What the banner is told: `firstTime` is the first record's time ("" when it has none, undefined without records). */
-const infoOf = (taken: Conversations.Taken, turns: number, firstTime: string | undefined, now: Date): ConversationInfo => {
+const infoOf = (taken: Conversations.Taken, turns: number, firstTime: string | undefined, now: Date, redact: (text: string) => string): ConversationInfo => {
   const started = taken.origin._tag === "Started" ? taken.origin : undefined
   return {
     id: taken.id,
@@ -380,7 +380,8 @@ const infoOf = (taken: Conversations.Taken, turns: number, firstTime: string | u
     startedAt: started?.time || firstTime || Conversations.startedAtOf(taken.id) || now.toISOString(),
     turns,
     continued: !taken.created && turns > 0,
-    directory: started?.cwd,
+    // A header written while another key was in use can hold this one in its directory's name.
+    directory: started === undefined ? undefined : redact(started.cwd),
     ...(taken.startedElsewhere === undefined ? {} : { startedElsewhere: taken.startedElsewhere })
   }
 }

@@ -347,3 +347,33 @@ describe("performance sanity: every line holds the key's last 16 characters", ()
       expect(none.turns).toBe(TURNS)
     }), 120_000)
 })
+
+describe("attack: the header line of a conversation opened by id holds the key in its directory", () => {
+  const key = "sk-proj-Zq7vW2nE9xKp4LmR8tYb3HcJ"
+  const id = "20261205-030000-abcd1234"
+  const setUp = () => {
+    const home = tempDir("keyread")
+    write(home, id, JSON.stringify({ type: "conversation", turn_id: "", cwd: `/tmp/${key}`, time: "2026-12-05T03:00:00.000Z" }) + "\n" +
+      JSON.stringify({ type: "user_input", turn_id: "t1", text: "q" }) + "\n" + JSON.stringify({ type: "turn_end", turn_id: "t1", status: "completed" }) + "\n")
+    return home
+  }
+  const layer = (home: string) => SessionStore.layer({ home, conversation: { id } }).pipe(Layer.provide(Secrets.layer(key)))
+
+  it.live("what the store says of it (the banner's directory) and the busy error of a second start hold no key", () =>
+    Effect.gen(function*() {
+      const home = setUp()
+      const busy = yield* Effect.scoped(Effect.provide(
+        Effect.gen(function*() {
+          const store = yield* SessionStore
+          // A second start while the first holds it: refused busy, naming where it started.
+          const second = yield* Effect.flip(Effect.scoped(Effect.provide(Effect.map(SessionStore, (other) => other.info), layer(home))))
+          return { info: JSON.stringify(store.info), second }
+        }),
+        layer(home)
+      ))
+      expect(busy.second._tag).toBe("SessionBusy")
+      expect(busy.second.message).toContain("[redacted]")
+      expect(busy.info).toContain("[redacted]")
+      expect(leaks({ info: busy.info, busy: busy.second.message }, key)).toEqual([])
+    }))
+})

@@ -241,7 +241,7 @@ export interface TakeOptions {
   /** The directory Mino was started in (default: the working directory). */
   readonly cwd: string | undefined
   readonly now: Date
-  /** Applied to the header line: the key never reaches a file, not even in a directory's name. */
+  /** Applied to the header line, and to a header's directory an error names: the key never reaches a file or the screen, not even in a directory's name. */
   readonly redact: (text: string) => string
 }
 
@@ -371,7 +371,7 @@ const lock = (path: string, options: { readonly waitSeconds?: number }, busyMess
 
 const busy = (taken: Taken, options: TakeOptions): string => {
   const which = taken.origin._tag === "Started"
-    ? `the conversation started in ${SessionDirectory.show(taken.origin.cwd)} (${taken.id})`
+    ? `the conversation started in ${SessionDirectory.show(options.redact(taken.origin.cwd))} (${taken.id})`
     : `conversation ${taken.id}`
   const another = options.which === "newest" ? `; \`mino${options.demo ? " --demo" : ""} --new\` starts another beside it` : ""
   return `the session is busy: another mino process is using ${which}${another}`

@@ -71,6 +71,13 @@ export interface SecretsShape {
    * does not escape; for text of any other spelling, `inJson`.
    */
   readonly inStringified: (json: string) => boolean
+  /**
+   * Whether JSON text holds the key once it is written as a JSON string itself, as
+   * a tool result's JSON text is sent (the `output` of its `function_call_output`):
+   * the second escape adds only backslashes, so only a key holding `\` can be
+   * spelled there and not in the text; for any other key this is false, at no cost.
+   */
+  readonly inStringifiedTwice: (json: string) => boolean
 }
 
 export interface SecretsOptions {
@@ -96,6 +103,7 @@ export const make = (apiKey: Redacted.Redacted<string> | string, options: Secret
     const escaped = JSON.stringify(secret).slice(1, -1)
     return escaped === secret ? [secret] : [escaped, secret]
   })
+  const backslashed = protectedKeys.some((secret) => secret.includes("\\"))
   return {
     apiKey: Redacted.make(key),
     redactable: protectedKeys.length > also.length,
@@ -105,7 +113,8 @@ export const make = (apiKey: Redacted.Redacted<string> | string, options: Secret
     contains: (text) => protectedKeys.some((secret) => text.includes(secret)),
     inJson: (text) => inJson(text, protectedKeys),
     heldBack: (text) => heldBack(text, protectedKeys),
-    inStringified: (json) => inStringified(json, stringifiedKeys)
+    inStringified: (json) => inStringified(json, stringifiedKeys),
+    inStringifiedTwice: backslashed ? (json) => contains(JSON.stringify(json), protectedKeys) : () => false
   }
 }
 

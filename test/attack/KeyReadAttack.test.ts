@@ -302,6 +302,33 @@ describe("attack: the key's escapes, surrogates and structure around it", () => 
     }))
 })
 
+describe("attack: a tool result is sent as its JSON text inside a JSON string, escaped a second time", () => {
+  // Three backslashes and a quote: what the second escape makes of the `\"` the first made of a plain `"`.
+  const key = "sk-abcd\\\\\\\"efgh1234"
+  const lines: ReadonlyArray<SessionRecord> = [
+    { type: "user_input", turn_id: "t1", text: "q" },
+    { type: "model_response", turn_id: "t1", output: [call("c1", "ls")] },
+    { type: "tool_start", turn_id: "t1", call_id: "c1", name: "bash" },
+    { type: "tool_result", turn_id: "t1", call_id: "c1", name: "bash", result: { status: "completed", output: "sk-abcd\"efgh1234", exit_code: 0 } },
+    { type: "model_response", turn_id: "t1", output: [answer("ok")] },
+    { type: "turn_end", turn_id: "t1", status: "completed" }
+  ]
+
+  it.live("a result whose output only that second escape makes spell the key is sent as `[redacted]`: read from the file, and saved as Mino runs (the memory store)", () =>
+    Effect.gen(function*() {
+      expect(key).toBe(JSON.stringify(JSON.stringify("sk-abcd\"efgh1234")).slice(3, -3))
+      const home = tempDir("keyread")
+      write(home, "s", lines.map((record) => JSON.stringify(record) + "\n").join(""))
+      const read = yield* openWith(home, "s", key)
+      const saved = yield* Effect.scoped(Effect.provide(views, SessionStore.layerMemory({ records: lines }).pipe(Layer.provide(Secrets.layer(key)))))
+      for (const seen of [read, saved]) {
+        expect(seen.turns).toBe(1)
+        expect(seen.requestOpenAI.includes(key) || seen.requestCompatible.includes(key)).toBe(false)
+        expect(seen.requestOpenAI).toContain(JSON.stringify(JSON.stringify({ status: "completed", output: "[redacted]" })))
+      }
+    }))
+})
+
 describe("attack: the memory store given records that hold the key", () => {
   it.live("takes it out as the file does: the model, ↑, the records and the notices", () =>
     Effect.gen(function*() {

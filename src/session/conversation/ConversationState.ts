@@ -111,7 +111,7 @@ const idsHold = (record: SessionRecord, { contains }: KeyReading): boolean => {
 }
 
 /** What the conversation needs of `Secrets` to keep the key in use out of what it read. */
-export type KeyReading = Pick<SecretsShape, "contains" | "inStringified" | "redact">
+export type KeyReading = Pick<SecretsShape, "contains" | "inStringified" | "inStringifiedTwice" | "redact">
 
 /**
  * `record` with the key in use taken out of every string (`redactStrings`), and
@@ -124,6 +124,11 @@ export type KeyReading = Pick<SecretsShape, "contains" | "inStringified" | "reda
 export const withoutKey = (record: SessionRecord, secrets: KeyReading): { readonly record: SessionRecord; readonly saved: string | undefined; readonly unsendable?: string } => {
   const clean = redactStrings(record, secrets.redact)
   const saved = savedOf(clean)
+  // A result's JSON text is sent as a JSON string: escaped a second time, it can spell a key holding `\`; its output is then not sent.
+  if (clean.type === "tool_result" && saved !== undefined && !secrets.contains(saved) && secrets.inStringifiedTwice(saved)) {
+    const result = { status: clean.result.status, output: REDACTED }
+    return { record: { ...clean, result }, saved: JSON.stringify(result) }
+  }
   if (saved === undefined || !secrets.contains(saved)) return { record: clean, saved }
   const again = Json.parse(secrets.redact(saved))
   const field = clean.type === "user_input" ? "text" : clean.type === "model_response" ? "output" : "result"
@@ -346,7 +351,10 @@ export class ConversationState {
   private keyless(record: SessionRecord): { readonly record: SessionRecord; readonly saved: string | undefined; readonly unsendable?: string } {
     const saved = savedOf(record)
     const { secrets } = this
-    if (secrets === undefined || !((saved !== undefined && secrets.inStringified(saved)) || idsHold(record, secrets))) return { record, saved }
+    if (
+      secrets === undefined ||
+      !((saved !== undefined && (secrets.inStringified(saved) || (record.type === "tool_result" && secrets.inStringifiedTwice(saved)))) || idsHold(record, secrets))
+    ) return { record, saved }
     return withoutKey(record, secrets)
   }
 

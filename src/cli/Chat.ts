@@ -26,7 +26,7 @@ import * as Mino from "../Mino.js"
 import * as Escape from "../security/Escape.js"
 import * as Either from "effect/Either"
 import * as GatewayHeaders from "../model/GatewayHeaders.js"
-import type { Secrets } from "../security/Secrets.js"
+import { Secrets } from "../security/Secrets.js"
 import { type SessionOptions, SessionStore } from "../session/SessionStore.js"
 import { fromSignal, StopSignals } from "../StopSignals.js"
 import { Terminal } from "../terminal/Terminal.js"
@@ -135,7 +135,7 @@ export const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>, onC
         banner,
         stops,
         onFirstPrompt: session.warm,
-        commands: Slash.make({ session, ...where, home: config.home, cwd, demo: flags.demo }),
+        commands: Slash.make({ session, ...where, home: config.home, cwd, demo: flags.demo, redact: (yield* Secrets).redact }),
         completions: ChatCommands.COMPLETIONS,
         ...(flags.question === undefined ? {} : { firstQuestion: flags.question })
       }).pipe(Effect.provideService(Agent, session.agent))

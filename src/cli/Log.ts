@@ -90,11 +90,16 @@ const turns = (records: ReadonlyArray<SessionRecord>): ReadonlyArray<Turn> => {
 /** `2026-12-03 07:40:12 UTC`, or `time unknown` for a record without a readable time. */
 const when = (time: string | undefined): string => Time.utc(time, "second") ?? "time unknown"
 
-/** What the call asked for: a bash command as the JSON string the approval screen showed. */
-const what = (call: Call): string => {
+/**
+ * What the call asked for: a bash command as the JSON string the approval screen
+ * showed. `redact` takes the key out of the command before it is escaped: arguments
+ * can spell it in JSON escapes that only decoding the command reveals (`/log`
+ * redacts; `mino log` does not read the key).
+ */
+const what = (call: Call, redact: (text: string) => string = (text) => text): string => {
   const name = Escape.forLine(call.name)
   if (call.arguments === undefined) return name
-  return `${name} ${Escape.jsonString(Recovery.bashCommand(call.name, call.arguments) ?? call.arguments)}`
+  return `${name} ${Escape.jsonString(redact(Recovery.bashCommand(call.name, call.arguments) ?? call.arguments))}`
 }
 
 /**
@@ -183,11 +188,15 @@ const excerpt = (text: string, max: number): string => {
 }
 
 /** The whole conversation, turn by turn. */
-export const render = (records: ReadonlyArray<SessionRecord>, leftOut: ReadonlyMap<number, string> = leftOutTurns(records)): string =>
+export const render = (
+  records: ReadonlyArray<SessionRecord>,
+  leftOut: ReadonlyMap<number, string> = leftOutTurns(records),
+  redact: (text: string) => string = (text) => text
+): string =>
   turns(records).map((turn, index) => {
     const lines = [`Turn ${index + 1} · ${when(turn.input?.time ?? turn.end?.time)} · ${status(turn, leftOut.get(index + 1))}`]
     if (turn.input !== undefined) lines.push(`  You> ${Escape.forLine(turn.input.text)}`)
-    for (const call of turn.calls.values()) lines.push(`  [${what(call)}] ${fate(call)}`)
+    for (const call of turn.calls.values()) lines.push(`  [${what(call, redact)}] ${fate(call)}`)
     if (turn.answer.trim().length > 0) lines.push(`  Assistant> ${excerpt(turn.answer, 160)}`)
     return lines.join("\n") + "\n"
   }).join("\n")

@@ -26,6 +26,8 @@ export interface SlashOptions {
   readonly home: string | undefined
   readonly cwd: string
   readonly demo: boolean
+  /** Takes the key out of what `/log` decodes (a call's command) before it is escaped. */
+  readonly redact?: (text: string) => string
 }
 
 /** A command that acts on the chat. */
@@ -67,7 +69,7 @@ export const make = (options: SlashOptions) => {
 
   const log = Effect.gen(function*() {
     const records = yield* (yield* session.store).records
-    return records.length === 0 ? "Nothing asked yet in this conversation." : Log.render(records).trimEnd()
+    return records.length === 0 ? "Nothing asked yet in this conversation." : Log.render(records, undefined, options.redact).trimEnd()
   })
 
   const model = (name: string) =>

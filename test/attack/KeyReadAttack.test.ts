@@ -19,6 +19,7 @@ import * as Layer from "effect/Layer"
 import * as fc from "fast-check"
 import { Secrets } from "../../src/security/Secrets.js"
 import type { SessionRecord } from "../../src/session/records/Records.js"
+import * as Slash from "../../src/cli/Slash.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import { tempDir } from "../support/Harness.js"
 
@@ -402,5 +403,33 @@ describe("attack: the header line of a conversation opened by id holds the key i
       expect(busy.second.message).toContain("[redacted]")
       expect(busy.info).toContain("[redacted]")
       expect(leaks({ info: busy.info, busy: busy.second.message }, key)).toEqual([])
+    }))
+})
+
+describe("attack: /log decodes a call's command, which can spell the key in JSON escapes inside its arguments", () => {
+  it.live("a key holding a tab, \\u-escaped in a started call's arguments: /log shows `[redacted]`, not the key as its escape spells it", () =>
+    Effect.gen(function*() {
+      const key = "sk-proj-Zq7vW2nE9x\tKp4LmR8tYb3HcJ"
+      const escaped = [...key].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`).join("")
+      const home = tempDir("keyread")
+      write(home, "s", [
+        { type: "user_input", turn_id: "t1", text: "q" },
+        { type: "model_response", turn_id: "t1", output: [{ ...call("c1", "x"), arguments: `{"command":"echo ${escaped}"}` }] },
+        { type: "tool_start", turn_id: "t1", call_id: "c1", name: "bash" }
+      ].map((record) => JSON.stringify(record) + "\n").join(""))
+      const shown = yield* Effect.scoped(Effect.provide(
+        Effect.gen(function*() {
+          const store = yield* SessionStore
+          const secrets = yield* Secrets
+          // Only `session.store` is read by /log; `renew` is built by `make` but never run here.
+          const session = { store: Effect.succeed(store), renew: Effect.die("not asked"), model: Effect.succeed("m") } as unknown as Parameters<typeof Slash.make>[0]["session"]
+          const commands = Slash.make({ session, endpoint: "", endpointFrom: "", modelFrom: "", agents: { _tag: "None" } as never, home, cwd: home, demo: false, redact: secrets.redact })
+          return { log: yield* commands({ _tag: "Log" }), notices: store.notices.join("\n") }
+        }),
+        SessionStore.layer({ home, sessionId: "s" }).pipe(Layer.provideMerge(Secrets.layer(key)))
+      ))
+      expect(shown.log).toContain("echo [redacted]")
+      expect(shown.notices).toContain("echo [redacted]")
+      expect(leaks(shown, key)).toEqual([])
     }))
 })

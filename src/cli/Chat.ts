@@ -135,7 +135,7 @@ export const chat = (flags: Extract<Arguments.Invocation, { _tag: "Chat" }>, onC
         banner,
         stops,
         onFirstPrompt: session.warm,
-        commands: Slash.make({ session, ...where, home: config.home, cwd, demo: flags.demo, redact: (yield* Secrets).redact }),
+        commands: Slash.make({ session, ...where, home: config.home, cwd, demo: flags.demo, secrets: yield* Secrets }),
         completions: ChatCommands.COMPLETIONS,
         ...(flags.question === undefined ? {} : { firstQuestion: flags.question })
       }).pipe(Effect.provideService(Agent, session.agent))

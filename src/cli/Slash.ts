@@ -8,6 +8,7 @@
 import * as Effect from "effect/Effect"
 import type { AgentsFile } from "../agent/Instructions.js"
 import * as Escape from "../security/Escape.js"
+import type { SecretsShape } from "../security/Secrets.js"
 import * as Banner from "./Banner.js"
 import type * as ChatCommands from "./ChatCommands.js"
 import * as ChatSession from "./ChatSession.js"
@@ -26,8 +27,8 @@ export interface SlashOptions {
   readonly home: string | undefined
   readonly cwd: string
   readonly demo: boolean
-  /** Takes the key out of what `/log` decodes (a call's command) before it is escaped. */
-  readonly redact?: (text: string) => string
+  /** The key in use: taken out of what `/log` decodes (a call's command) and `/sessions` cuts (a last question) before either is escaped. */
+  readonly secrets?: Pick<SecretsShape, "redact" | "redactCut">
 }
 
 /** A command that acts on the chat. */
@@ -62,14 +63,14 @@ export const make = (options: SlashOptions) => {
     Effect.catchAll((error) => Effect.succeed(`No new conversation: ${Escape.forLine(error.message)}. This one goes on.`))
   )
 
-  const sessions = Sessions.show({ home: options.home, directory: options.cwd, demo: options.demo }).pipe(
+  const sessions = Sessions.show({ home: options.home, directory: options.cwd, demo: options.demo, ...(options.secrets === undefined ? {} : { secrets: options.secrets }) }).pipe(
     Effect.map((output) => output.stdout.trimEnd()),
     Effect.catchAll((error) => Effect.succeed(Escape.forLine(error.message)))
   )
 
   const log = Effect.gen(function*() {
     const records = yield* (yield* session.store).records
-    return records.length === 0 ? "Nothing asked yet in this conversation." : Log.render(records, undefined, options.redact).trimEnd()
+    return records.length === 0 ? "Nothing asked yet in this conversation." : Log.render(records, undefined, options.secrets?.redact).trimEnd()
   })
 
   const model = (name: string) =>

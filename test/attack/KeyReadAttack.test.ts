@@ -423,7 +423,7 @@ describe("attack: /log decodes a call's command, which can spell the key in JSON
           const secrets = yield* Secrets
           // Only `session.store` is read by /log; `renew` is built by `make` but never run here.
           const session = { store: Effect.succeed(store), renew: Effect.die("not asked"), model: Effect.succeed("m") } as unknown as Parameters<typeof Slash.make>[0]["session"]
-          const commands = Slash.make({ session, endpoint: "", endpointFrom: "", modelFrom: "", agents: { _tag: "None" } as never, home, cwd: home, demo: false, redact: secrets.redact })
+          const commands = Slash.make({ session, endpoint: "", endpointFrom: "", modelFrom: "", agents: { _tag: "None" } as never, home, cwd: home, demo: false, secrets })
           return { log: yield* commands({ _tag: "Log" }), notices: store.notices.join("\n") }
         }),
         SessionStore.layer({ home, sessionId: "s" }).pipe(Layer.provideMerge(Secrets.layer(key)))
@@ -431,5 +431,38 @@ describe("attack: /log decodes a call's command, which can spell the key in JSON
       expect(shown.log).toContain("echo [redacted]")
       expect(shown.notices).toContain("echo [redacted]")
       expect(leaks(shown, key)).toEqual([])
+    }))
+})
+
+describe("attack: /sessions cuts each conversation's last question, which can hold the key", () => {
+  it.live("a question whose cut falls inside the key, or whose directory holds it: no 4 characters of it are shown", () =>
+    Effect.gen(function*() {
+      const key = "sk-proj-Zq7vW2nE9xKp4LmR8tYb3HcJ"
+      const home = tempDir("keyread")
+      let cases = 0
+      // The cut is at 60 characters: the key starts at every offset from well before it to just before it.
+      for (let at = 20; at < 60; at++) {
+        const id = `20261205-0300${String(at).padStart(2, "0")}-abcd1234`
+        write(home, id, [
+          { type: "conversation", turn_id: "", cwd: `/tmp/${key}`, time: "2026-12-05T03:00:00.000Z" },
+          { type: "user_input", turn_id: "t1", text: `${"x".repeat(at)}${key} and more after it` },
+          { type: "turn_end", turn_id: "t1", status: "completed" }
+        ].map((record) => JSON.stringify(record) + "\n").join(""))
+        cases += 1
+      }
+      const secrets = Secrets.layer(key)
+      const shown = yield* Effect.provide(
+        Effect.gen(function*() {
+          const session = { store: Effect.die("not asked"), renew: Effect.die("not asked"), model: Effect.succeed("m") } as unknown as Parameters<typeof Slash.make>[0]["session"]
+          const commands = Slash.make({ session, endpoint: "", endpointFrom: "", modelFrom: "", agents: { _tag: "None" } as never, home, cwd: home, demo: false, secrets: yield* Secrets })
+          return yield* commands({ _tag: "Sessions" })
+        }),
+        secrets
+      )
+      console.log(`/sessions over ${cases} conversations, the key at every offset around the cut`)
+      expect(shown.split("last question:").length - 1).toBe(cases)
+      expect(shown.includes(key.slice(0, 4))).toBe(false)
+      expect(shown.includes(key.slice(-4))).toBe(false)
+      expect(shown).toContain("/tmp/[redacted]")
     }))
 })

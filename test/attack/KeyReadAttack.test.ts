@@ -22,21 +22,13 @@ import type { SessionRecord } from "../../src/session/records/Records.js"
 import * as Slash from "../../src/cli/Slash.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import { tempDir } from "../support/Harness.js"
+import { answer, call } from "../support/SavedItems.js"
 
 const sessions = (home: string) => Path.join(home, ".mino", "sessions")
 
 /** Where the key goes in a record: `@K@` stands for it in the record, replaced in the line's text by a spelling of it. */
 const MARK = "@K@"
 
-const call = (callId: string, command: string) => ({
-  type: "function_call",
-  id: `fc_${callId}`,
-  call_id: callId,
-  name: "bash",
-  arguments: JSON.stringify({ command }),
-  status: "completed"
-})
-const answer = (text: string) => ({ type: "message", id: "msg", role: "assistant", status: "completed", content: [{ type: "output_text", text, annotations: [] }] })
 
 /** The places a file can hold the key: each gives the lines of a completed tool turn and a turn left open after its call started. */
 const PLACES = [

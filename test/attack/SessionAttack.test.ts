@@ -29,21 +29,13 @@ import type { SessionRecord } from "../../src/session/records/Records.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import { tempDir } from "../support/Harness.js"
 import { environment, runPlain, sandbox } from "../support/MinoProcess.js"
+import { answer, call } from "../support/SavedItems.js"
 
 const sessions = (home: string) => Path.join(home, ".mino", "sessions")
 
 /** A record's line exactly as Mino writes it. */
 const line = (record: SessionRecord): string => Either.getOrThrow(Records.encode(record, (text) => text))
 
-const call = (callId: string, command: string) => ({
-  type: "function_call",
-  id: `fc_${callId}`,
-  call_id: callId,
-  name: "bash",
-  arguments: JSON.stringify({ command }),
-  status: "completed"
-})
-const answer = (text: string) => ({ type: "message", id: "msg", role: "assistant", status: "completed", content: [{ type: "output_text", text, annotations: [] }] })
 
 /** Opens the store over the real disk on session `name` of `home`, and gives what it said and holds. */
 const openNamed = (home: string, name: string) =>

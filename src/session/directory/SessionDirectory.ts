@@ -49,34 +49,45 @@ export const ensureDirectory = (dir: string): Either.Either<void, string> => {
   for (const path of [Path.dirname(dir), dir]) {
     let fd: number
     try {
-      fd = Fs.openSync(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+      fd = openDirectory(path)
     } catch (error) {
-      const code = errno(error)
-      if (code === "ENOENT") {
-        try {
-          Fs.mkdirSync(path, { mode: 0o700 })
-          syncDirectory(Path.dirname(path))
-        } catch (made) {
-          if (errno(made) !== "EEXIST") return Either.left(`cannot create ${show(path)}: ${errno(made)}`)
-        }
-        try {
-          fd = Fs.openSync(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
-        } catch (again) {
-          return Either.left(refusal(path, again))
-        }
-      } else return Either.left(refusal(path, error))
+      if (errno(error) !== "ENOENT") return Either.left(refusal(path, error))
+      try {
+        Fs.mkdirSync(path, { mode: 0o700 })
+        syncDirectory(Path.dirname(path))
+      } catch (made) {
+        if (errno(made) !== "EEXIST") return Either.left(`cannot create ${show(path)}: ${errno(made)}`)
+      }
+      try {
+        fd = openDirectory(path)
+      } catch (again) {
+        return Either.left(refusal(path, again))
+      }
     }
-    try {
-      const stats = Fs.fstatSync(fd)
-      if (uid() !== undefined && stats.uid !== uid()) return Either.left(`${show(path)} belongs to another user (uid ${stats.uid}); Mino does not use it`)
-      if ((stats.mode & 0o777) !== 0o700) Fs.fchmodSync(fd, 0o700)
-    } catch (error) {
-      return Either.left(`cannot check ${show(path)}: ${errno(error)}`)
-    } finally {
-      Fs.closeSync(fd)
-    }
+    const refused = owned(path, fd, true)
+    if (refused !== undefined) return Either.left(refused)
   }
   return Either.void
+}
+
+/** Opens `path` as a real directory: never through a symlink, and never anything else. */
+const openDirectory = (path: string): number => Fs.openSync(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+
+/**
+ * Whether open directory `fd` (at `path`) is this user's, its mode tightened to
+ * 0700 when `tighten`; then closes it. Undefined when it is, else one line why not.
+ */
+const owned = (path: string, fd: number, tighten: boolean): string | undefined => {
+  try {
+    const stats = Fs.fstatSync(fd)
+    if (uid() !== undefined && stats.uid !== uid()) return `${show(path)} belongs to another user (uid ${stats.uid}); Mino does not use it`
+    if (tighten && (stats.mode & 0o777) !== 0o700) Fs.fchmodSync(fd, 0o700)
+    return undefined
+  } catch (error) {
+    return `cannot check ${show(path)}: ${errno(error)}`
+  } finally {
+    Fs.closeSync(fd)
+  }
 }
 
 /**
@@ -90,18 +101,12 @@ export const checkDirectory = (dir: string): string | undefined => {
   for (const path of [Path.dirname(dir), dir]) {
     let fd: number
     try {
-      fd = Fs.openSync(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+      fd = openDirectory(path)
     } catch (error) {
       return errno(error) === "ENOENT" ? undefined : refusal(path, error)
     }
-    try {
-      const owner = Fs.fstatSync(fd).uid
-      if (uid() !== undefined && owner !== uid()) return `${show(path)} belongs to another user (uid ${owner}); Mino does not use it`
-    } catch (error) {
-      return `cannot check ${show(path)}: ${errno(error)}`
-    } finally {
-      Fs.closeSync(fd)
-    }
+    const refused = owned(path, fd, false)
+    if (refused !== undefined) return refused
   }
   return undefined
 }

@@ -139,10 +139,9 @@ const replay = (fd: number, path: string, secrets: KeyReading) =>
       for (const line of SessionReader.lines(fd)) {
         size = line.end
         if (line._tag === "Unreadable") {
-          // The turn it names, as the conversation names it (a key in use in the id redacted), for recovery and the set-aside marker.
-          const named = line.turnId !== undefined && secrets.contains(line.turnId) ? { ...line, turnId: secrets.redact(line.turnId) } : line
-          rejected.push({ line: named, position: conversation.position })
-          conversation.read(named)
+          const position = conversation.position
+          // The turn it names as the conversation names it (a key in use in the id redacted), for recovery and the set-aside marker.
+          rejected.push({ line: conversation.read(line), position })
           continue
         }
         readable.count += 1

@@ -332,12 +332,20 @@ export class ConversationState {
   /**
    * Applies a line as the file holds it: a record; a line that could not be read,
    * or the `set_aside` record left where one was, whose turn is then not held
-   * whole; or another kind of line, counted for positions.
+   * whole; or another kind of line, counted for positions. Returns the line with
+   * the turn it names as the conversation names it (`keylessId`), for recovery
+   * and the set-aside marker to name the same turn.
    */
-  read(line: Line): void {
-    if (line._tag === "Record") this.applyRecord(line.record)
-    else if (line._tag === "Unreadable" || line.type === SET_ASIDE_TYPE) this.unreadable(this.keylessId(line.turnId))
+  read<L extends Line>(line: L): L {
+    if (line._tag === "Record") {
+      this.applyRecord(line.record)
+      return line
+    }
+    const turnId = this.keylessId(line.turnId)
+    const named = turnId === undefined || turnId === line.turnId ? line : { ...line, turnId }
+    if (line._tag === "Unreadable" || line.type === SET_ASIDE_TYPE) this.unreadable(turnId)
     else this.skip()
+    return named
   }
 
   /**

@@ -17,13 +17,13 @@
  * Every read's listener is watched for nesting (an `onData` running inside
  * another) and every byte for being handed over exactly once.
  */
-import { PassThrough } from "node:stream"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
-import * as KeyReader from "../../src/terminal/input/KeyReader.js"
+import type * as KeyReader from "../../src/terminal/input/KeyReader.js"
 import * as Sighting from "../../src/terminal/input/Sighting.js"
+import { streamKeys } from "../support/StreamKeys.js"
 
 const PROMPT = "Approve? "
 const PASTE_OFF = "\u001b[?2004l"
@@ -36,23 +36,13 @@ const requested = (screen: string): Array<number> => [...screen.matchAll(/\u001b
 const report = (column: number): string => `\u001b[24;${column}R`
 
 /**
- * A key reader over streams (as `test/terminal/KeyReader.test.ts`'s `reader`),
+ * A key reader over streams (`streamKeys`),
  * with what it wrote, the stops it requested, and a watch on its reads: the
  * deepest nesting of `data` listeners seen, and the bytes handed over.
  */
 const reader = (guardMs: number) =>
   Effect.gen(function*() {
-    const input = new PassThrough()
-    let written = ""
-    const stops: Array<string> = []
-    const keys = yield* KeyReader.make({
-      input,
-      output: new PassThrough(),
-      raw: (text) => void (written += text),
-      animated: true,
-      onStopKey: (key) => void stops.push(key),
-      guardMs
-    })
+    const { keys, input, screen, stops } = yield* streamKeys(guardMs)
     // Around Mino's own listener: one before it, one after. A read inside a read would be seen at depth 2.
     const watch = { depth: 0, deepest: 0, bytes: 0 }
     input.prependListener("data", (chunk: Buffer) => {
@@ -70,14 +60,14 @@ const reader = (guardMs: number) =>
       Effect.gen(function*() {
         const until = performance.now() + ms
         while (!done()) {
-          if (performance.now() > until) return yield* Effect.die(new Error(`waited ${ms} ms for ${what}; screen: ${JSON.stringify(written)}`))
+          if (performance.now() > until) return yield* Effect.die(new Error(`waited ${ms} ms for ${what}; screen: ${JSON.stringify(screen())}`))
           yield* Effect.sleep("10 millis")
         }
       })
     // The start's own request (it matches any report), answered: this terminal answers.
     send("\u001b[1;1R")
     yield* waitFor(() => input.readableLength === 0 && watch.bytes === sent, "the start's answer read")
-    return { keys, input, screen: () => written, stops, watch, send, sent: () => sent, waitFor }
+    return { keys, input, screen, stops, watch, send, sent: () => sent, waitFor }
   })
 
 type Reader = Effect.Effect.Success<ReturnType<typeof reader>>

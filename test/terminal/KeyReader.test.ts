@@ -17,7 +17,7 @@ import * as LineEditor from "../../src/terminal/input/LineEditor.js"
 import * as Sighting from "../../src/terminal/input/Sighting.js"
 import { Secrets } from "../../src/security/Secrets.js"
 import { Terminal } from "../../src/terminal/Terminal.js"
-import * as KeyReader from "../../src/terminal/input/KeyReader.js"
+import { streamKeys } from "../support/StreamKeys.js"
 
 const text = (value: string): Input => ({ _tag: "Text", text: value })
 const enter: Input = { _tag: "Key", name: "enter", ctrl: false, meta: false }
@@ -201,14 +201,20 @@ describe("KeyReader waits until the terminal has drawn the question", () => {
   /** The column the question's last request asked for. */
   const asked = (screen: string): number => Number([...screen.matchAll(/\u001b\[(\d+)G\u001b\[6n\r/g)].at(-1)?.[1] ?? "0")
 
+  /** A terminal that answered Mino's start request, asked a question: returns once the question's request is written. */
+  const askedOnAnsweringTerminal = Effect.gen(function*() {
+    const shell = yield* keysTerminalWith(true)
+    yield* shell.waitFor("\u001b[6n")
+    shell.input.write("\u001b[1;1R")
+    const asking = yield* Effect.fork(shell.terminal.ask("[Tool: bash]\n", "Approve? "))
+    yield* shell.waitFor(/\u001b\[\d+G\u001b\[6n\r/)
+    return { ...shell, asking }
+  })
+
   it.scopedLive("until the terminal answers the request, nothing typed answers and no prompt is shown; the answer naming its column starts the guard", () =>
     Effect.gen(function*() {
-      const { terminal, input, screen, waitFor } = yield* keysTerminalWith(true)
       // The start's own request, answered: this terminal answers.
-      yield* waitFor("\u001b[6n")
-      input.write("\u001b[1;1R")
-      const asking = yield* Effect.fork(terminal.ask("[Tool: bash]\n", "Approve? "))
-      yield* waitFor(/\u001b\[\d+G\u001b\[6n\r/)
+      const { input, screen, waitFor, asking } = yield* askedOnAnsweringTerminal
       // Longer than the guard and than a terminal that never answers is waited for: still no prompt.
       for (let i = 0; i < 6; i++) {
         input.write("y\r")
@@ -224,11 +230,7 @@ describe("KeyReader waits until the terminal has drawn the question", () => {
 
   it.scopedLive("an answer already waiting when the request's repeat is due is read first: nothing is asked again", () =>
     Effect.gen(function*() {
-      const { terminal, input, screen, waitFor } = yield* keysTerminalWith(true)
-      yield* waitFor("\u001b[6n")
-      input.write("\u001b[1;1R")
-      const asking = yield* Effect.fork(terminal.ask("[Tool: bash]\n", "Approve? "))
-      yield* waitFor(/\u001b\[\d+G\u001b\[6n\r/)
+      const { input, screen, waitFor, asking } = yield* askedOnAnsweringTerminal
       // As when Mino was stopped with the answer on its way and woken after the repeat was due: the
       // timer runs before the read. Paused, the stream hands the answer over only when read.
       input.pause()
@@ -267,22 +269,12 @@ describe("KeyReader's shell over its core (ReaderState)", () => {
   /** A key reader over streams, with what it wrote and the stops it requested. */
   const reader = (guardMs: number) =>
     Effect.gen(function*() {
-      const input = new PassThrough()
-      let written = ""
-      const stops: Array<string> = []
-      const keys = yield* KeyReader.make({
-        input,
-        output: new PassThrough(),
-        raw: (text) => void (written += text),
-        animated: true,
-        onStopKey: (key) => void stops.push(key),
-        guardMs
-      })
+      const { keys, input, screen, stops } = yield* streamKeys(guardMs)
       const waitFor = (done: () => boolean) =>
         Effect.gen(function*() {
           while (!done()) yield* Effect.sleep("10 millis")
         })
-      return { keys, input, screen: () => written, stops, waitFor }
+      return { keys, input, screen, stops, waitFor }
     })
 
   it.scopedLive("a stop key gives the terminal back and requests the stop before anything else in its chunk is read; nothing after it is read", () =>

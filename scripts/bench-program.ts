@@ -24,16 +24,15 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Path from "node:path"
-import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import * as Stream from "effect/Stream"
 import { Agent } from "../src/agent/Agent.js"
 import type { AgentEvent } from "../src/agent/AgentEvent.js"
 import { Approver } from "../src/approval/Approver.js"
 import * as Mino from "../src/Mino.js"
+import * as ModelClientModule from "../src/model/ModelClient.js"
 import { ModelClient } from "../src/model/ModelClient.js"
 import * as RequestBody from "../src/model/request/RequestBody.js"
 import * as ResponsesServer from "../src/testing/ResponsesServer.js"
@@ -202,6 +201,27 @@ const model = (options: typeof ModelOptions.Type) =>
     })
   }).pipe(Effect.scoped)
 
+/**
+ * The real client with a mark: `opened` runs as a request's reply is opened, and what it returns
+ * when the reply yields the completed response (a plain map of each read, so the mark costs next
+ * to nothing).
+ */
+const marked = (baseURL: string, opened: () => () => void) =>
+  Layer.effect(
+    ModelClient,
+    Effect.map(ModelClient, (client) =>
+      ModelClientModule.fromReplies((request) =>
+        Effect.suspend(() => {
+          const completed = opened()
+          return Effect.map(client.open(request), (reply) => ({
+            next: Effect.map(reply.next, (events) => {
+              if (events?.some((event) => event._tag === "Completed") === true) completed()
+              return events
+            })
+          }))
+        })))
+  ).pipe(Layer.provide(ModelClient.layer({ baseURL })))
+
 const step = (options: typeof StepOptions.Type) =>
   Effect.gen(function*() {
     const home = tempDir(options.dir, "home")
@@ -211,21 +231,10 @@ const step = (options: typeof StepOptions.Type) =>
     // tell the time spent getting the response from the time spent saving it.
     let completedAt = 0
     let completedCpu = 0
-    const model = Layer.effect(
-      ModelClient,
-      Effect.map(ModelClient, (client) =>
-        ModelClient.of({
-          respond: (request) =>
-            // A plain chunk map (not an effect per event), so the mark costs next to nothing.
-            client.respond(request).pipe(Stream.mapChunks((chunk) => {
-              if (Chunk.some(chunk, (event) => event._tag === "Completed")) {
-                completedAt = now()
-                completedCpu = cpu()
-              }
-              return chunk
-            }))
-        }))
-    ).pipe(Layer.provide(ModelClient.layer({ baseURL: server.url })))
+    const model = marked(server.url, () => () => {
+      completedAt = now()
+      completedCpu = cpu()
+    })
     // Mino composed as the CLI composes it, with the wrapped client and an approver that approves everything.
     const layer = Mino.layer({
       apiKey: "bench",
@@ -489,22 +498,13 @@ const scale = (options: typeof ScaleOptions.Type) =>
     const server = yield* modelProcess("long-model", { requests: 1, calls: 0, command: "true", delayMs: options.modelDelayMs ?? 0 })
     let completedAt = 0
     let respondCpu = 0
-    const model = Layer.effect(
-      ModelClient,
-      Effect.map(ModelClient, (client) =>
-        ModelClient.of({
-          respond: (request) => {
-            const started = cpu()
-            return client.respond(request).pipe(Stream.mapChunks((chunk) => {
-              if (Chunk.some(chunk, (event) => event._tag === "Completed")) {
-                completedAt = now()
-                respondCpu = cpu() - started
-              }
-              return chunk
-            }))
-          }
-        }))
-    ).pipe(Layer.provide(ModelClient.layer({ baseURL: server.url })))
+    const model = marked(server.url, () => {
+      const started = cpu()
+      return () => {
+        completedAt = now()
+        respondCpu = cpu() - started
+      }
+    })
     const opening = now()
     const layer = Mino.layer({
       apiKey: "bench",

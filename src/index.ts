@@ -19,7 +19,17 @@ export { Agent, AgentBusy, type AgentConfig, type AgentShape, type TurnOptions, 
 export type { AgentEvent } from "./agent/AgentEvent.js"
 export * as Instructions from "./agent/Instructions.js"
 export { Approver, type ApproverShape, type Decision } from "./approval/Approver.js"
-export { type CompletedResponse, ModelClient, type ModelClientConfig, ModelError, type ModelEvent, type ModelRequest, requestItems } from "./model/ModelClient.js"
+export {
+  type CompletedResponse,
+  ModelClient,
+  type ModelClientConfig,
+  type ModelClientShape,
+  ModelError,
+  type ModelEvent,
+  type ModelReply,
+  type ModelRequest,
+  requestItems
+} from "./model/ModelClient.js"
 export type { History } from "./model/request/History.js"
 export type { ResponseItem } from "./protocol/ResponseItem.js"
 /** The conversation's questions (`Agent.questions`, `SessionStore.questions`): read by index with `at`, kept outside the heap. */

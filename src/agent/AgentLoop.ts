@@ -27,9 +27,8 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Stream from "effect/Stream"
 import { Approver } from "../approval/Approver.js"
-import { type CompletedResponse, ModelClient, ModelError } from "../model/ModelClient.js"
+import { type CompletedResponse, ModelClient, ModelError, type ModelEvent } from "../model/ModelClient.js"
 import type { OpenTurn } from "../session/conversation/ConversationState.js"
 import type { SessionWriteError } from "../session/conversation/DurableFile.js"
 import type { SessionRecord, TurnStatus } from "../session/records/Records.js"
@@ -177,7 +176,7 @@ const request = (parts: Parts, current: ReadonlyArray<ResponseItem>, emit: Emit)
     const { config, store, tools, reasoning } = parts
     yield* emit({ _tag: "ModelWaiting" })
     const sentTurns = store.history.turns
-    const events = parts.model.respond({
+    const opening = parts.model.open({
       model: config.model,
       instructions: config.instructions,
       history: store.history,
@@ -197,26 +196,38 @@ const request = (parts: Parts, current: ReadonlyArray<ResponseItem>, emit: Emit)
       return rest.length > 0 && at !== undefined ? emit({ _tag: "TextDelta", ...at, text: rest }) : Effect.void
     })
     const flush = flushWith((rest) => rest)
-    const completed = yield* Stream.runFoldEffect(events, Option.none<CompletedResponse>(), (done, event) => {
+    const shown = (event: ModelEvent): Effect.Effect<Option.Option<CompletedResponse>> => {
       switch (event._tag) {
         case "TextDelta": {
           const { _tag, text: piece, ...at } = event
           const before = heldFor !== undefined && (heldFor.item !== at.item || heldFor.refusal !== at.refusal) ? flush : Effect.void
           return Effect.zipRight(before, Effect.suspend(() => {
             heldFor = at
-            const shown = text.push(piece)
-            return Effect.as(shown.length > 0 ? emit({ _tag, ...at, text: shown }) : Effect.void, done)
+            const visible = text.push(piece)
+            return Effect.as(visible.length > 0 ? emit({ _tag, ...at, text: visible }) : Effect.void, Option.none())
           }))
         }
         case "Retrying":
-          return Effect.as(emit({ _tag: "ModelRetrying", message: secrets.redact(event.message) }), done)
+          return Effect.as(emit({ _tag: "ModelRetrying", message: secrets.redact(event.message) }), Option.none())
         case "Adapted":
           if (event.adaptation === "without_earlier_reasoning") reasoning.withoutBefore = sentTurns
-          return Effect.as(emit({ _tag: "ModelAdapted", message: secrets.redact(event.message) }), done)
+          return Effect.as(emit({ _tag: "ModelAdapted", message: secrets.redact(event.message) }), Option.none())
         case "Completed":
           return Effect.as(flush, Option.some(event.response))
       }
-    }).pipe(
+    }
+    // The reply read a step at a time until it ends (no stream for each request); its socket closes with the scope.
+    const completed = yield* Effect.scoped(Effect.gen(function*() {
+      const reply = yield* opening
+      let done = Option.none<CompletedResponse>()
+      for (let events = yield* reply.next; events !== undefined; events = yield* reply.next) {
+        for (const event of events) {
+          const response = yield* shown(event)
+          if (Option.isSome(response)) done = response
+        }
+      }
+      return done
+    })).pipe(
       // A stream that fails or is stopped still shows the text it held back, by the rule for a cut
       // (Secrets.redactCut): a beginning of the key of 4 or more characters is redacted.
       Effect.ensuring(flushWith(secrets.redactCut))

@@ -13,7 +13,6 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
 import { Agent, type AgentShape } from "../agent/Agent.js"
 import { Approver } from "../approval/Approver.js"
 import * as DemoModel from "../demo/DemoModel.js"
@@ -68,5 +67,7 @@ export const build = (options: ChatAgentOptions): Effect.Effect<AgentShape, neve
 const practice = Effect.scoped(Effect.gen(function*() {
   const server = yield* ResponsesServer.make(() => Effect.succeed(ResponsesServer.textResponse("ready")))
   const client = yield* Layer.build(ModelClient.layer({ baseURL: server.url, maxRetries: 0 }).pipe(Layer.provide(Secrets.layerPlaceholder("practice"))))
-  yield* Stream.runDrain(Context.get(client, ModelClient).respond({ model: "practice", instructions: "", input: [], tools: [] }))
+  // Read as the Agent reads a reply: a step at a time, to its end.
+  const reply = yield* Context.get(client, ModelClient).open({ model: "practice", instructions: "", input: [], tools: [] })
+  while ((yield* reply.next) !== undefined) continue
 })).pipe(Effect.ignore)

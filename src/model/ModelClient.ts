@@ -27,8 +27,6 @@
  * carries the key on Azure, and how earlier items go back to the endpoint.
  */
 import type * as OpenAISdk from "openai"
-import type { Stream as SdkStream } from "openai/core/streaming"
-import type { ResponseStreamEvent } from "openai/resources/responses/responses"
 import { VERSION as SDK_VERSION } from "openai/version"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
@@ -38,6 +36,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
 import { REDACTED, redactStrings, Secrets, type SecretsShape } from "../security/Secrets.js"
 import * as Endpoint from "./Endpoint.js"
 import * as GatewayHeaders from "./GatewayHeaders.js"
@@ -50,8 +49,8 @@ import type { ModelRequest } from "./request/RequestBody.js"
 import * as Resending from "./Resending.js"
 import * as EventFrames from "./stream/EventFrames.js"
 import * as ResponseInProgress from "./stream/ResponseInProgress.js"
+import * as SseMessages from "./stream/SseMessages.js"
 import * as StreamEvents from "./stream/StreamEvents.js"
-import * as ThreadEvents from "./stream/ThreadEvents.js"
 
 import { ModelError, type ModelEvent } from "../protocol/ModelEvent.js"
 
@@ -189,12 +188,11 @@ interface Wiring {
   /** The raw body of each error response, by the Headers object the SDK keeps on its error. */
   readonly errorBodies: WeakMap<Headers, string>
   /**
-   * Each request's own signal, by its body (the one object the SDK hands from `post` to `fetch` as it
-   * is): the transport takes it directly, so the SDK links no controller of its own to it, and a
-   * request's end (which aborts it: the socket closes at once if the reply had not ended) costs no
-   * AbortError made and dispatched twice.
+   * What Mino's own send of a request got when it was not a stream to read (an error status, a failure
+   * to connect), by its body (the one object the SDK hands from `post` to `fetch` as it is): the SDK
+   * is given that answer for the same request, and classifies it, without sending it again.
    */
-  readonly signals: WeakMap<object, AbortSignal>
+  readonly answers: WeakMap<object, Promise<Response>>
 }
 
 /**
@@ -211,21 +209,19 @@ const headersFor = (wiring: Wiring, key: string, withBody: boolean): HttpTranspo
   return new HttpTransport.PreparedHeaders(headers)
 }
 
-const framedEvents = (body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> => EventFrames.framed(body, ThreadEvents.renamer())
-
-/** The SDK's `fetch`: Mino's headers, the endpoint's query and key header, framed events, error bodies kept (redacted). */
-const fetcher = (wiring: Wiring, key: string) => {
+/**
+ * The SDK's `fetch`: for a request Mino sent itself, what that send got (`Wiring.answers`); otherwise
+ * sent with Mino's headers, the endpoint's query and key header, a successful reply framed. An error
+ * body is kept (redacted) either way.
+ */
+const fetcher = (wiring: Wiring, withBody: HttpTransport.PreparedHeaders, withoutBody: HttpTransport.PreparedHeaders) => {
   const { endpoint, secrets, transport } = wiring
-  const withBody = headersFor(wiring, key, true)
-  const withoutBody = headersFor(wiring, key, false)
   return async (url: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const sent = init?.body
+    const answered = typeof sent === "object" && sent !== null ? wiring.answers.get(sent) : undefined
     const headers = sent !== undefined && sent !== null ? withBody : withoutBody
-    const signal = (typeof sent === "object" && sent !== null ? wiring.signals.get(sent) : undefined) ?? init?.signal ?? null
-    const target = Endpoint.withQuery(endpoint, url instanceof Request ? url.url : String(url))
-    // A successful reply is read as whole, bounded events (EventFrames.ts): the SDK's own reader would cost the
-    // square of an event's size. `thread.` events renamed first (ThreadEvents.ts), in the same pull.
-    const response = await transport.fetch(target, { ...init, headers, signal, reshape: framedEvents })
+    const response = await (answered ??
+      transport.fetch(Endpoint.withQuery(endpoint, url instanceof Request ? url.url : String(url)), { ...init, headers, reshape: EventFrames.framed }))
     if (response.ok) return response
     // The SDK keeps only an error body's `error` key; keep the text for what it said otherwise.
     // Redacted before anything reads it (the SDK too), and where the cap cut it.
@@ -237,15 +233,19 @@ const fetcher = (wiring: Wiring, key: string) => {
   }
 }
 
-/** The loaded SDK and its client. */
+/** The loaded SDK and its client, and where and how Mino sends a request itself. */
 interface Started {
   readonly sdk: Sdk
   readonly client: OpenAISdk.OpenAI
+  /** The request's URL, as the SDK builds it, with the endpoint's query. */
+  readonly target: string
+  readonly headers: HttpTransport.PreparedHeaders
 }
 
 const start = async (wiring: Wiring): Promise<Started> => {
   const sdk = await loadSdk()
   const key = Redacted.value(wiring.secrets.apiKey)
+  const headers = headersFor(wiring, key, true)
   // Every option the SDK would otherwise read from the environment is given: Mino reads only the
   // variables it documents (OPENAI_ORG_ID, OPENAI_PROJECT_ID, OPENAI_BASE_URL, OPENAI_LOG... are not).
   const client = new sdk.OpenAI({
@@ -259,9 +259,9 @@ const start = async (wiring: Wiring): Promise<Started> => {
     maxRetries: 0,
     // The SDK would otherwise log malformed chunks to the user's terminal.
     logLevel: "off",
-    fetch: fetcher(wiring, key)
+    fetch: fetcher(wiring, headers, headersFor(wiring, key, false))
   })
-  return { sdk, client }
+  return { sdk, client, target: Endpoint.withQuery(wiring.endpoint, client.buildURL("/responses", undefined)), headers }
 }
 
 /**
@@ -305,8 +305,9 @@ interface Client {
   readonly line: (failure: Failures.Failure) => ModelError
   readonly connect: Effect.Effect<Started, ModelError>
   readonly body: (request: ModelRequest, shape: RequestBody.Shape) => RequestBody.Body
+  readonly transport: HttpTransport.HttpTransport
   readonly errorBodies: WeakMap<Headers, string>
-  readonly signals: WeakMap<object, AbortSignal>
+  readonly answers: WeakMap<object, Promise<Response>>
   /** What the client remembers of the endpoint's refusals while it lives: replaced only by what Resending.ts returns. */
   memory: Resending.Memory
 }
@@ -314,49 +315,40 @@ interface Client {
 /** The endpoint and model a refusal of `include` is remembered for. */
 const memoryKey = (client: Client, request: ModelRequest) => `${client.endpoint.key} ${request.model}`
 
-/** One request, sent as `attempt`: its events, or on a refusal what Resending.ts decides. */
-const send = (client: Client, request: ModelRequest, attempt: Resending.Attempt): Stream.Stream<ModelEvent, ModelError> =>
-  Stream.unwrapScoped(
-    Effect.gen(function* () {
-      const started = yield* client.connect
-      // Aborting closes the socket at once. Never call the iterator's `return()`:
-      // it waits for the pending `next()`, so an interrupted stream would hang.
-      const controller = new AbortController()
-      yield* Effect.addFinalizer(() => Effect.sync(() => controller.abort(ENDED)))
-      const deadline = Date.now() + client.limits.requestTimeoutMs
-      const opened = yield* Effect.either(open(client, started, request, attempt.shape, controller.signal, deadline))
-      if (Either.isLeft(opened)) return yield* resend(client, request, attempt, opened.left)
-      client.memory = Resending.taken(client.memory, attempt.shape)
-      const contentType = opened.right.response.headers.get("content-type")
-      if (contentType !== null && !/^\s*text\/event-stream/i.test(contentType)) {
-        return yield* Effect.fail(client.line({
-          reason: "protocol",
-          message: `the model endpoint did not answer with a Responses event stream: it sent a non-streaming reply (${contentType.split(";")[0]?.trim()})`
-        }))
-      }
-      return Stream.repeatEffectChunkOption(puller(client, started.sdk, opened.right.data[Symbol.asyncIterator](), deadline))
-    })
-  )
-
 /** Why a request's socket is closed when its stream ends: made once (a DOMException per request costs a stack trace). */
 const ENDED = new Error("the model stream ended")
+
+/** A request whose reply is a stream to read: the reply, and its messages' data. */
+interface Opened {
+  readonly response: Response
+  readonly events: AsyncIterator<unknown>
+}
+
+/**
+ * The request sent by Mino's transport, its signal its own (the request's end aborts it: the socket
+ * closes at once if the reply had not ended). A successful reply is read by Mino (SseMessages.ts),
+ * as whole, bounded events (EventFrames.ts; the SDK's own reader would cost the square of an event's
+ * size). Anything else (an error status, a failure to connect) is given to the SDK as the answer to
+ * the same request (`Wiring.answers`), so its errors, which Failures.ts classifies, are as they were.
+ */
+const post = async (client: Client, started: Started, sent: RequestBody.Body, signal: AbortSignal): Promise<Opened> => {
+  const answer = client.transport.fetch(started.target, { method: "POST", headers: started.headers, body: sent, signal, reshape: EventFrames.framed })
+  const response = await answer.catch(() => undefined)
+  if (response?.ok === true) {
+    // The SDK's error for a message that reports one, as its own reader makes it.
+    const failure = (error: unknown) => new started.sdk.APIError(undefined, error as object, undefined, response.headers)
+    return { response, events: SseMessages.reader(response.body ?? new ReadableStream(), failure) }
+  }
+  client.answers.set(sent, answer)
+  await started.client.post("/responses", { body: sent, headers: { "content-type": "application/json" }, stream: true })
+  throw new Error(`the model endpoint answered HTTP ${response?.status ?? 0} without an event stream`)
+}
 
 /** The request posted, until its stream opens; a failure classified (Failures.ts). */
 const open = (client: Client, started: Started, request: ModelRequest, shape: RequestBody.Shape, signal: AbortSignal, deadline: number) => {
   const sent = client.body(request, shape)
-  client.signals.set(sent, signal)
   return Effect.tryPromise({
-    try: () =>
-      bounded(
-        started.client.post<SdkStream<ResponseStreamEvent>>("/responses", {
-          // A string body with its content type is sent as it is: the SDK stays the client.
-          body: sent,
-          headers: { "content-type": "application/json" },
-          stream: true
-        }).withResponse(),
-        client.limits.idleTimeoutMs,
-        deadline
-      ),
+    try: () => bounded(post(client, started, sent, signal), client.limits.idleTimeoutMs, deadline),
     catch: (cause) =>
       Failures.opening(cause, {
         sdk: started.sdk,
@@ -367,28 +359,72 @@ const open = (client: Client, started: Started, request: ModelRequest, shape: Re
   })
 }
 
-/** After a refusal: the request adapted or retried, each announced, or its failure (Resending.ts decides). */
-const resend = (client: Client, request: ModelRequest, attempt: Resending.Attempt, refusal: Failures.Refusal) => {
-  const next = Resending.next(request, memoryKey(client, request), client.memory, attempt, refusal, client.policy)
-  switch (next._tag) {
-    case "Adapt": {
-      client.memory = next.memory
-      const announcement: ModelEvent = { _tag: "Adapted", adaptation: next.adaptation, message: next.message }
-      return Effect.succeed(Stream.make(announcement).pipe(Stream.concat(send(client, request, next.attempt))))
+/**
+ * A reply in progress: an attempt to send (after a wait: a retry's), the attempt being read, or its end.
+ * Resending.ts decides what follows a refusal; each adaptation or retry is announced before it is sent.
+ */
+type Phase =
+  | { readonly _tag: "Send"; readonly attempt: Resending.Attempt; readonly waitMs: number }
+  | { readonly _tag: "Read"; readonly next: Effect.Effect<ReadonlyArray<ModelEvent> | undefined, ModelError> }
+
+/**
+ * One request's reply, read a step at a time: each `next` sends, announces or reads, as the reply
+ * has come. The socket of the attempt being read closes with the scope, or as the next is sent.
+ */
+const reply = (client: Client, request: ModelRequest): Effect.Effect<ModelReply, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    let phase: Phase = { _tag: "Send", attempt: Resending.first(client.memory, memoryKey(client, request), request), waitMs: 0 }
+    // Aborting closes the socket at once. Never call the iterator's `return()`:
+    // it waits for the pending `next()`, so an interrupted reply would hang.
+    let controller: AbortController | undefined
+    yield* Effect.addFinalizer(() => Effect.sync(() => controller?.abort(ENDED)))
+
+    /** After a refusal: the announcement of what is sent next, or the failure. */
+    const refused = (attempt: Resending.Attempt, refusal: Failures.Refusal): Effect.Effect<ReadonlyArray<ModelEvent>, ModelError> => {
+      const next = Resending.next(request, memoryKey(client, request), client.memory, attempt, refusal, client.policy)
+      switch (next._tag) {
+        case "Adapt":
+          client.memory = next.memory
+          phase = { _tag: "Send", attempt: next.attempt, waitMs: 0 }
+          return Effect.succeed([{ _tag: "Adapted", adaptation: next.adaptation, message: next.message }])
+        case "Retry":
+          phase = { _tag: "Send", attempt: next.attempt, waitMs: next.waitMs }
+          return Effect.succeed([{ _tag: "Retrying", message: next.message }])
+        case "Fail": {
+          const line = client.line(refusal.failure)
+          return Effect.fail(client.line({ reason: line.reason, message: line.message + next.suffix, status: line.status }))
+        }
+      }
     }
-    case "Retry": {
-      const announcement: ModelEvent = { _tag: "Retrying", message: next.message }
-      return Effect.succeed(Stream.make(announcement).pipe(
-        Stream.concat(Stream.drain(Stream.fromEffect(Effect.sleep(next.waitMs)))),
-        Stream.concat(send(client, request, next.attempt))
-      ))
-    }
-    case "Fail": {
-      const refused = client.line(refusal.failure)
-      return Effect.fail(client.line({ reason: refused.reason, message: refused.message + next.suffix, status: refused.status }))
-    }
-  }
-}
+
+    const send = (attempt: Resending.Attempt) =>
+      Effect.gen(function*() {
+        const started = yield* client.connect
+        controller?.abort(ENDED)
+        controller = new AbortController()
+        const deadline = Date.now() + client.limits.requestTimeoutMs
+        const opened = yield* Effect.either(open(client, started, request, attempt.shape, controller.signal, deadline))
+        if (Either.isLeft(opened)) return yield* refused(attempt, opened.left)
+        client.memory = Resending.taken(client.memory, attempt.shape)
+        const contentType = opened.right.response.headers.get("content-type")
+        if (contentType !== null && !/^\s*text\/event-stream/i.test(contentType)) {
+          return yield* Effect.fail(client.line({
+            reason: "protocol",
+            message: `the model endpoint did not answer with a Responses event stream: it sent a non-streaming reply (${contentType.split(";")[0]?.trim()})`
+          }))
+        }
+        const reading: Phase = { _tag: "Read", next: puller(client, started.sdk, opened.right.events, deadline) }
+        phase = reading
+        return yield* reading.next
+      })
+
+    const next = Effect.suspend(() => {
+      if (phase._tag === "Read") return phase.next
+      const { attempt, waitMs } = phase
+      return waitMs > 0 ? Effect.zipRight(Effect.sleep(waitMs), send(attempt)) : send(attempt)
+    })
+    return { next }
+  })
 
 /**
  * The stream's events, read through the response in progress (ResponseInProgress.ts), which
@@ -416,12 +452,8 @@ const puller = (client: Client, sdk: Sdk, iterator: AsyncIterator<unknown>, dead
     try: read,
     catch: (cause) => cause instanceof ModelError ? cause : client.line(Failures.reading(cause, sdk, client.limits))
   })
-  return Effect.gen(function* () {
-    // After response.completed nothing more is read; the finalizer closes the stream.
-    if (progress.completed) return yield* Effect.fail(Option.none())
-    const emitted = yield* Effect.mapError(next, Option.some)
-    return emitted === undefined ? yield* Effect.fail(Option.none()) : Chunk.unsafeFromArray(emitted)
-  })
+  // After response.completed nothing more is read; the scope closes the socket.
+  return Effect.suspend(() => progress.completed ? Effect.succeed(undefined) : next)
 }
 
 const make = (config: ModelClientConfig) =>
@@ -434,37 +466,62 @@ const make = (config: ModelClientConfig) =>
     const endpoint = Endpoint.parse(config.baseURL, config.hostAs)
     const line = liner(secrets)
     const errorBodies = new WeakMap<Headers, string>()
-    const signals = new WeakMap<object, AbortSignal>()
+    const answers = new WeakMap<object, Promise<Response>>()
     const client: Client = {
       endpoint,
       limits: { idleTimeoutMs: config.idleTimeoutMs ?? 120_000, requestTimeoutMs: config.requestTimeoutMs ?? 15 * 60_000 },
       policy: { maxRetries: config.maxRetries ?? 2, retryWaitCapMs: config.retryWaitCapMs ?? 10_000 },
       line,
-      connect: starter({ config, endpoint, secrets, transport, errorBodies, signals }, line),
+      connect: starter({ config, endpoint, secrets, transport, errorBodies, answers }, line),
       body: RequestBody.writer(endpoint.family),
+      transport,
       errorBodies,
-      signals,
+      answers,
       memory: Resending.forgetful
     }
-    return ModelClient.of({
-      respond: (request) =>
-        headerProblem !== undefined
-          ? Stream.fail(line({ reason: "protocol", message: `model request not sent: ${headerProblem}` }))
-          : send(client, request, Resending.first(client.memory, memoryKey(client, request), request))
-    })
+    const notSent = headerProblem === undefined ? undefined : line({ reason: "protocol", message: `model request not sent: ${headerProblem}` })
+    return fromReplies((request) => notSent === undefined ? reply(client, request) : Effect.fail(notSent))
   })
 
-export class ModelClient extends Context.Tag("mino/ModelClient")<
-  ModelClient,
-  { readonly respond: (request: ModelRequest) => Stream.Stream<ModelEvent, ModelError> }
->() {
+/** A request's reply, read a step at a time, while the scope it was opened in is open. */
+export interface ModelReply {
+  /** The next events (some, or none yet), or `undefined` once the reply has ended. */
+  readonly next: Effect.Effect<ReadonlyArray<ModelEvent> | undefined, ModelError>
+}
+
+export interface ModelClientShape {
+  /** The reply as one stream of events. */
+  readonly respond: (request: ModelRequest) => Stream.Stream<ModelEvent, ModelError>
+  /** The reply read a step at a time (the Agent's way: no stream for each request), held by the scope. */
+  readonly open: (request: ModelRequest) => Effect.Effect<ModelReply, ModelError, Scope.Scope>
+}
+
+/** A client whose replies are read a step at a time (`open`); `respond` streams them. */
+export const fromReplies = (open: ModelClientShape["open"]): ModelClientShape => ({
+  open,
+  respond: (request) =>
+    Stream.unwrapScoped(Effect.map(open(request), (opened) =>
+      Stream.repeatEffectChunkOption(Effect.flatMap(Effect.mapError(opened.next, Option.some), (events) =>
+        events === undefined ? Effect.fail(Option.none()) : Effect.succeed(Chunk.unsafeFromArray(events))))))
+})
+
+/** A client whose replies are streams (`respond`); `open` pulls them. */
+export const fromStreams = (respond: ModelClientShape["respond"]): ModelClientShape => ({
+  respond,
+  open: (request) =>
+    Effect.map(Stream.toPull(respond(request)), (pull) => ({
+      next: Effect.catchAll(Effect.map(pull, Chunk.toReadonlyArray), Option.match({ onNone: () => Effect.succeed(undefined), onSome: Effect.fail }))
+    }))
+})
+
+export class ModelClient extends Context.Tag("mino/ModelClient")<ModelClient, ModelClientShape>() {
   /** The real client: the openai SDK over Mino's `node:http` transport; its sockets close with the layer. */
   static layer(config: ModelClientConfig = {}): Layer.Layer<ModelClient, never, Secrets> {
     return Layer.scoped(ModelClient, make(config))
   }
 
   /** A client whose responses come from `respond` (tests, scripted runs). */
-  static layerWith(respond: (request: ModelRequest) => Stream.Stream<ModelEvent, ModelError>): Layer.Layer<ModelClient> {
-    return Layer.succeed(ModelClient, ModelClient.of({ respond }))
+  static layerWith(respond: ModelClientShape["respond"]): Layer.Layer<ModelClient> {
+    return Layer.succeed(ModelClient, fromStreams(respond))
   }
 }

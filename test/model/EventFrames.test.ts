@@ -11,7 +11,6 @@ import * as fc from "fast-check"
 import { _iterSSEMessages } from "openai/core/streaming"
 import * as EventFrames from "../../src/model/stream/EventFrames.js"
 import * as ResponseBudget from "../../src/model/stream/ResponseBudget.js"
-import * as ThreadEvents from "../../src/model/stream/ThreadEvents.js"
 import { cutAt } from "../support/Cuts.js"
 
 const BOM = "\uFEFF"
@@ -194,33 +193,3 @@ describe("an event's cost", () => {
   })
 })
 
-describe("events framed with the thread. renamer in the same pull", () => {
-  /** Lines as above, with `thread.` event names among them (ThreadEvents.ts renames those). */
-  const threadLine = fc.oneof(
-    line,
-    fc.constantFrom("event: thread.run", "event:thread.x", `${BOM}event: thread.y`, "event: thread.", "event: threadX", "data: {sk-\u001b[2J")
-  )
-  const threadStream = fc.array(fc.tuple(threadLine, ending), { maxLength: 14 }).map((lines) => Buffer.from(lines.map(([text, end]) => text + end).join(""), "utf8"))
-
-  it("reads exactly what the renamer's own stream then the framing read, wherever the reads are cut (2,000 generated streams)", async () => {
-    let events = 0
-    let renamed = 0
-    await fc.assert(
-      fc.asyncProperty(threadStream, fc.array(fc.nat(400), { maxLength: 10 }), async (input, cuts) => {
-        const pieces = cutAt(input, cuts)
-        const separate = await readAll(EventFrames.framed(ThreadEvents.unnamed(body(pieces))))
-        const together = await readAll(EventFrames.framed(body(pieces), ThreadEvents.renamer()))
-        expect(together.map((bytes) => Buffer.from(bytes))).toEqual(separate.map((bytes) => Buffer.from(bytes)))
-        expect(await sdkEvents(EventFrames.framed(body(pieces), ThreadEvents.renamer()))).toEqual(await sdkEvents(EventFrames.framed(ThreadEvents.unnamed(body(pieces)))))
-        // No event named `thread.` reaches the SDK.
-        for (const event of await sdkEvents(EventFrames.framed(body(pieces), ThreadEvents.renamer()))) expect(event.event ?? "").not.toMatch(/^thread\./)
-        events += together.length
-        renamed += Buffer.concat(together).toString("latin1").split("_vent:").length - 1
-      }),
-      { numRuns: 2_000 }
-    )
-    console.log(`framed with the renamer: 2,000 generated streams, ${events} reads alike, ${renamed} thread. lines renamed`)
-    expect(events).toBeGreaterThan(1_000)
-    expect(renamed).toBeGreaterThan(100)
-  })
-})

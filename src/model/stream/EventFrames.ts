@@ -1,21 +1,21 @@
 /**
- * The model stream cut into whole events before the openai SDK reads it, in time
- * linear in its size, each event bounded (ResponseBudget.ts) before it is parsed.
+ * The model stream cut into whole events before they are read (SseMessages.ts
+ * reads them as the openai SDK does), in time linear in its size, each event
+ * bounded (ResponseBudget.ts) before it is parsed.
  *
- * Why: the SDK's SSE reader (`iterSSEChunks`) adds each read to what it holds by
- * copying all of it, then looks for the event's end from the start again. An
- * event that arrives in n reads costs n copies and n scans of itself: time grows
- * with the square of its size (a 200 MiB event took minutes, and the idle rule
- * then named the wrong cause). Given several events in one read, it copies the
- * rest of the read once per event. And it keeps a string for each line of a block
- * that makes no event (comments, `id:`, unknown fields) until the next event: an
- * endless run of keep-alive comments grew it for ever.
+ * Why: the SDK's SSE reader (`iterSSEChunks`), which read Mino's streams until
+ * 0.4, adds each read to what it holds by copying all of it, then looks for the
+ * event's end from the start again. An event that arrives in n reads costs n
+ * copies and n scans of itself: time grows with the square of its size (a 200 MiB
+ * event took minutes, and the idle rule then named the wrong cause). And it keeps
+ * a string for each line of a block that makes no event (comments, `id:`, unknown
+ * fields) until the next event: an endless run of keep-alive comments grew it for
+ * ever.
  *
  * Here one pass finds where each event ends (line ends located with `indexOf`),
  * an event that spans reads is held as copies of its pieces (each byte copied
- * once) and handed to the SDK whole, and every event is its own read: the SDK
- * then copies and scans each event a fixed number of times. A block the SDK makes
- * no event of is dropped: it would only keep its lines. An event that grows past
+ * once) and handed on whole, and every event is its own read. A block that makes
+ * no event is dropped: it would only keep its lines. An event that grows past
  * `MAX_EVENT_BYTES` or `MAX_EVENT_LINES` ends the stream with the line that says
  * so (`EventTooLarge`), the socket closed, before any of it is parsed.
  *
@@ -162,19 +162,8 @@ export const end = (frames: Frames): Uint8Array => {
   return rest
 }
 
-/** What is done to each read before it is framed (ThreadEvents' renamer): `push` each read, then `end` once. */
-export interface Before {
-  readonly push: (chunk: Uint8Array) => Uint8Array
-  readonly end: () => Uint8Array
-}
-
-const AS_IS: Before = { push: (chunk) => chunk, end: () => new Uint8Array(0) }
-
-/**
- * `body` as whole events, one per read, each bounded; reading and cancelling pass through.
- * `before` changes each read first, in the same pull (no stream of its own between the two).
- */
-export const framed = (body: ReadableStream<Uint8Array>, before: Before = AS_IS): ReadableStream<Uint8Array> => {
+/** `body` as whole events, one per read, each bounded; reading and cancelling pass through. */
+export const framed = (body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> => {
   const reader = body.getReader()
   const frames = make()
   // A bound passed after events of the same read: they are read first.
@@ -189,22 +178,12 @@ export const framed = (body: ReadableStream<Uint8Array>, before: Before = AS_IS)
       while (true) {
         const { done, value } = await reader.read()
         if (done) {
-          // What `before` held back is the stream's last bytes: framed as any read, then the rest as it came.
-          const last = before.end()
-          const { events: lastEvents, refusal: lastRefusal } = last.length > 0 ? push(frames, last) : { events: [], refusal: undefined }
-          for (const event of lastEvents) controller.enqueue(event)
-          if (lastRefusal !== undefined) {
-            if (lastEvents.length === 0) return refuse(controller, lastRefusal)
-            refused = lastRefusal
-            return
-          }
+          // What came after the last event's end, as it came.
           const rest = end(frames)
           if (rest.length > 0) controller.enqueue(rest)
           return controller.close()
         }
-        const changed = before.push(value)
-        if (changed.length === 0) continue
-        const { events, refusal } = push(frames, changed)
+        const { events, refusal } = push(frames, value)
         for (const event of events) controller.enqueue(event)
         if (refusal !== undefined) {
           if (events.length === 0) return refuse(controller, refusal)

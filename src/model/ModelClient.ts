@@ -211,8 +211,8 @@ const headersFor = (wiring: Wiring, key: string, withBody: boolean): HttpTranspo
 
 /**
  * The SDK's `fetch`: for a request Mino sent itself, what that send got (`Wiring.answers`); otherwise
- * sent with Mino's headers, the endpoint's query and key header, a successful reply framed. An error
- * body is kept (redacted) either way.
+ * sent with Mino's headers, the endpoint's query and key header. An error body is kept (redacted)
+ * either way.
  */
 const fetcher = (wiring: Wiring, withBody: HttpTransport.PreparedHeaders, withoutBody: HttpTransport.PreparedHeaders) => {
   const { endpoint, secrets, transport } = wiring
@@ -221,7 +221,7 @@ const fetcher = (wiring: Wiring, withBody: HttpTransport.PreparedHeaders, withou
     const answered = typeof sent === "object" && sent !== null ? wiring.answers.get(sent) : undefined
     const headers = sent !== undefined && sent !== null ? withBody : withoutBody
     const response = await (answered ??
-      transport.fetch(Endpoint.withQuery(endpoint, url instanceof Request ? url.url : String(url)), { ...init, headers, reshape: EventFrames.framed }))
+      transport.fetch(Endpoint.withQuery(endpoint, url instanceof Request ? url.url : String(url)), { ...init, headers }))
     if (response.ok) return response
     // The SDK keeps only an error body's `error` key; keep the text for what it said otherwise.
     // Redacted before anything reads it (the SDK too), and where the cap cut it.
@@ -318,11 +318,14 @@ const memoryKey = (client: Client, request: ModelRequest) => `${client.endpoint.
 /** Why a request's socket is closed when its stream ends: made once (a DOMException per request costs a stack trace). */
 const ENDED = new Error("the model stream ended")
 
-/** A request whose reply is a stream to read: the reply, and its messages' data. */
+/** A request whose reply is a stream to read: its content type, and its messages' data. */
 interface Opened {
-  readonly response: Response
+  readonly contentType: string | undefined
   readonly events: AsyncIterator<unknown>
 }
+
+/** The body of a success that has none: it ends at once. */
+const NO_BODY: HttpTransport.BodyReads = { read: () => Promise.resolve(undefined), cancel: () => {} }
 
 /**
  * The request sent by Mino's transport, its signal its own (the request's end aborts it: the socket
@@ -332,16 +335,19 @@ interface Opened {
  * the same request (`Wiring.answers`), so its errors, which Failures.ts classifies, are as they were.
  */
 const post = async (client: Client, started: Started, sent: RequestBody.Body, signal: AbortSignal): Promise<Opened> => {
-  const answer = client.transport.fetch(started.target, { method: "POST", headers: started.headers, body: sent, signal, reshape: EventFrames.framed })
-  const response = await answer.catch(() => undefined)
-  if (response?.ok === true) {
+  const sending = client.transport.send(started.target, { method: "POST", headers: started.headers, body: sent, signal })
+  const answer = await sending.catch(() => undefined)
+  if (answer !== undefined && answer.status >= 200 && answer.status < 300) {
     // The SDK's error for a message that reports one, as its own reader makes it.
-    const failure = (error: unknown) => new started.sdk.APIError(undefined, error as object, undefined, response.headers)
-    return { response, events: SseMessages.reader(response.body ?? new ReadableStream(), failure) }
+    const failure = (error: unknown) => new started.sdk.APIError(undefined, error as object, undefined, HttpTransport.headersOf(answer))
+    return {
+      contentType: HttpTransport.header(answer, "content-type"),
+      events: SseMessages.reader(EventFrames.reads(answer.body ?? NO_BODY), failure)
+    }
   }
-  client.answers.set(sent, answer)
+  client.answers.set(sent, sending.then(HttpTransport.toResponse))
   await started.client.post("/responses", { body: sent, headers: { "content-type": "application/json" }, stream: true })
-  throw new Error(`the model endpoint answered HTTP ${response?.status ?? 0} without an event stream`)
+  throw new Error(`the model endpoint answered HTTP ${answer?.status ?? 0} without an event stream`)
 }
 
 /** The request posted, until its stream opens; a failure classified (Failures.ts). */
@@ -406,8 +412,8 @@ const reply = (client: Client, request: ModelRequest): Effect.Effect<ModelReply,
         const opened = yield* Effect.either(open(client, started, request, attempt.shape, controller.signal, deadline))
         if (Either.isLeft(opened)) return yield* refused(attempt, opened.left)
         client.memory = Resending.taken(client.memory, attempt.shape)
-        const contentType = opened.right.response.headers.get("content-type")
-        if (contentType !== null && !/^\s*text\/event-stream/i.test(contentType)) {
+        const { contentType } = opened.right
+        if (contentType !== undefined && !/^\s*text\/event-stream/i.test(contentType)) {
           return yield* Effect.fail(client.line({
             reason: "protocol",
             message: `the model endpoint did not answer with a Responses event stream: it sent a non-streaming reply (${contentType.split(";")[0]?.trim()})`

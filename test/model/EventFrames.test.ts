@@ -1,5 +1,5 @@
 /**
- * The stream cut into whole events before the SDK reads it (EventFrames.ts),
+ * The stream cut into whole events before they are read (EventFrames.ts),
  * checked against the SDK's own SSE parser: over generated streams cut into reads
  * anywhere, the SDK reads the same events from the framed stream as from the raw
  * one; each framed read is one whole event; an event past the bound ends the
@@ -11,7 +11,9 @@ import * as fc from "fast-check"
 import { _iterSSEMessages } from "openai/core/streaming"
 import * as EventFrames from "../../src/model/stream/EventFrames.js"
 import * as ResponseBudget from "../../src/model/stream/ResponseBudget.js"
+import * as SseMessages from "../../src/model/stream/SseMessages.js"
 import { cutAt } from "../support/Cuts.js"
+import { framedStream, sourceOf } from "../support/Reads.js"
 
 const BOM = "\uFEFF"
 const MIB = 1024 * 1024
@@ -68,9 +70,9 @@ describe("events framed for the SDK", () => {
       fc.asyncProperty(streamArb, fc.array(fc.nat(400), { maxLength: 10 }), async (input, cuts) => {
         const pieces = cutAt(input, cuts)
         const before = await sdkEvents(body([input]))
-        const after = await sdkEvents(EventFrames.framed(body(pieces)))
+        const after = await sdkEvents(framedStream(pieces))
         expect(after).toEqual(before)
-        const framed = await readAll(EventFrames.framed(body(pieces)))
+        const framed = await readAll(framedStream(pieces))
         // Every read but a tail the stream ended with holds exactly one of the SDK's event ends, at its end.
         const frames = EventFrames.make()
         const whole = EventFrames.push(frames, input).events
@@ -145,13 +147,7 @@ describe("an event's cost", () => {
     const pieces = bigEvent(ResponseBudget.MAX_EVENT_BYTES + 8 * MIB)
     const started = performance.now()
     let read = 0
-    const counted = body(pieces).pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        read += chunk.length
-        controller.enqueue(chunk)
-      }
-    }))
-    const failure = await sdkEvents(EventFrames.framed(counted)).then(() => undefined, (cause: unknown) => cause)
+    const failure = await sdkEvents(framedStream(pieces, (bytes) => (read += bytes))).then(() => undefined, (cause: unknown) => cause)
     expect(failure).toBeInstanceOf(EventFrames.EventTooLarge)
     expect((failure as Error).message).toBe(
       `the model stream sent more than ${ResponseBudget.MAX_EVENT_BYTES / MIB} MiB without ending an event, the most Mino reads of one event`
@@ -173,10 +169,13 @@ describe("an event's cost", () => {
     for (const size of sizes) {
       const pieces = bigEvent(size)
       const started = performance.now()
-      const events = await sdkEvents(EventFrames.framed(body(pieces)))
+      // As the model client reads a reply: framed, then each event's data read and parsed (SseMessages.ts).
+      const reader = SseMessages.reader(EventFrames.reads(sourceOf(pieces)), () => new Error("no error event is sent"))
+      const values: Array<unknown> = []
+      for (let next = await reader.next(); next.done !== true; next = await reader.next()) values.push(next.value)
       const ms = performance.now() - started
-      expect(events.length).toBe(1)
-      expect(JSON.parse(events[0]!.data).item.encrypted_content.length).toBe(size)
+      expect(values.length).toBe(1)
+      expect((values[0] as { item: { encrypted_content: string } }).item.encrypted_content.length).toBe(size)
       figures.push(`${size / MIB} MiB: ${ms.toFixed(0)} ms, ${(ms / (size / MIB)).toFixed(1)} ms/MiB`)
     }
     // The SDK alone, for comparison, on the sizes it can do in reasonable time.
@@ -188,7 +187,7 @@ describe("an event's cost", () => {
       expect(events.length).toBe(1)
       raw.push(`${size / MIB} MiB: ${ms.toFixed(0)} ms, ${(ms / (size / MIB)).toFixed(1)} ms/MiB`)
     }
-    console.log(`one event, framed then parsed by the SDK (${sizes.length} sizes): ${figures.join("; ")}`)
+    console.log(`one event, framed then read by Mino (${sizes.length} sizes): ${figures.join("; ")}`)
     console.log(`the SDK's reader alone: ${raw.join("; ")}`)
   })
 })

@@ -13,6 +13,7 @@ import { _iterSSEMessages, Stream as SdkStream } from "openai/core/streaming"
 import * as EventFrames from "../../src/model/stream/EventFrames.js"
 import * as SseMessages from "../../src/model/stream/SseMessages.js"
 import { cutAt } from "../support/Cuts.js"
+import { failingSource, sourceOf } from "../support/Reads.js"
 
 const BOM = "\uFEFF"
 
@@ -120,7 +121,7 @@ describe("SSE messages read as the SDK reads them", () => {
         fc.asyncProperty(dataStreamArb, cutsArb, async (input, cuts) => {
           const sdk = SdkStream.fromSSEResponse(new Response(body(cutAt(input, cuts))), new AbortController())[Symbol.asyncIterator]()
           const expected = await outcome(() => sdk.next())
-          const mine = SseMessages.reader(EventFrames.framed(body(cutAt(input, cuts))), streamError)
+          const mine = SseMessages.reader(EventFrames.reads(sourceOf(cutAt(input, cuts))), streamError)
           expect(await outcome(() => mine.next())).toEqual(expected)
           ends.set(expected.end, (ends.get(expected.end) ?? 0) + 1)
         }),
@@ -136,14 +137,14 @@ describe("SSE messages read as the SDK reads them", () => {
   })
 
   it("reads a thread.… event as any other: its data, and its error fails the reading", async () => {
-    const read = (text: string) => outcome(SseMessages.reader(EventFrames.framed(body([Buffer.from(text)])), streamError).next)
+    const read = (text: string) => outcome(SseMessages.reader(EventFrames.reads(sourceOf([Buffer.from(text)])), streamError).next)
     expect(await read(`event: thread.run\ndata: {"type":"response.created"}\n\n`)).toEqual({ values: [{ type: "response.created" }], end: "end" })
     expect(await read(`event: thread.run.failed\ndata: {"error":{"message":"no"}}\n\n`)).toEqual({ values: [], end: "error", error: { message: "no" } })
     expect(await read(`event: error\ndata: {"type":"x"}\n\n`)).toEqual({ values: [{ type: "x" }], end: "end" })
   })
 
   it("ends quietly, as the SDK does, when the reply's read is cancelled (AbortError), and fails on any other", async () => {
-    const failing = (cause: unknown) => new ReadableStream<Uint8Array>({ pull: (controller) => controller.error(cause) })
+    const failing = (cause: unknown) => EventFrames.reads(failingSource(cause))
     const aborted = SseMessages.reader(failing(new DOMException("This operation was aborted", "AbortError")), streamError)
     expect(await outcome(aborted.next)).toEqual({ values: [], end: "end" })
     const dropped = SseMessages.reader(failing(new Error("terminated")), streamError)

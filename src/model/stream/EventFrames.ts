@@ -162,36 +162,49 @@ export const end = (frames: Frames): Uint8Array => {
   return rest
 }
 
-/** `body` as whole events, one per read, each bounded; reading and cancelling pass through. */
-export const framed = (body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> => {
-  const reader = body.getReader()
+/** What events are read from: the next piece, or `undefined` at the end (a reply's body, HttpTransport.BodyReads). */
+export interface Source {
+  readonly read: () => Promise<Uint8Array | undefined>
+  readonly cancel: () => void
+}
+
+/**
+ * `source` read as whole events, one per read, each bounded: past a bound, the
+ * events before it are read, then every read fails with `EventTooLarge` and the
+ * source is cancelled (its socket closed) before any more of it is read.
+ */
+export const reads = (source: Source): (() => Promise<Uint8Array | undefined>) => {
   const frames = make()
-  // A bound passed after events of the same read: they are read first.
+  const ready: Array<Uint8Array> = []
+  let taken = 0
   let refused: string | undefined
-  const refuse = (controller: ReadableStreamDefaultController<Uint8Array>, message: string) => {
-    reader.cancel().catch(() => {})
-    controller.error(new EventTooLarge(message))
-  }
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      if (refused !== undefined) return refuse(controller, refused)
-      while (true) {
-        const { done, value } = await reader.read()
-        if (done) {
-          // What came after the last event's end, as it came.
-          const rest = end(frames)
-          if (rest.length > 0) controller.enqueue(rest)
-          return controller.close()
+  let ended = false
+  return async () => {
+    while (true) {
+      if (taken < ready.length) {
+        const event = ready[taken++]!
+        if (taken === ready.length) {
+          ready.length = 0
+          taken = 0
         }
-        const { events, refusal } = push(frames, value)
-        for (const event of events) controller.enqueue(event)
-        if (refusal !== undefined) {
-          if (events.length === 0) return refuse(controller, refusal)
-          refused = refusal
-        }
-        if (events.length > 0) return
+        return event
       }
-    },
-    cancel: (reason) => reader.cancel(reason)
-  }, { highWaterMark: 0 })
+      if (refused !== undefined) {
+        source.cancel()
+        throw new EventTooLarge(refused)
+      }
+      if (ended) return undefined
+      const piece = await source.read()
+      if (piece === undefined) {
+        ended = true
+        // What came after the last event's end, as it came.
+        const rest = end(frames)
+        if (rest.length > 0) ready.push(rest)
+        continue
+      }
+      const { events, refusal } = push(frames, piece)
+      for (const event of events) ready.push(event)
+      refused = refusal
+    }
+  }
 }

@@ -118,13 +118,12 @@ const isAbortError = (cause: unknown): boolean =>
   (("name" in cause && cause.name === "AbortError") || ("message" in cause && String(cause.message).includes("FetchRequestCanceledException")))
 
 /**
- * The data of each message of `body` (a successful reply, framed): parsed as it is
- * taken, so the messages before a malformed one are given first. `failure` makes
- * the error for a message that reports one (the SDK's `APIError`, which the
- * client's classification knows).
+ * The data of each message of a successful reply, read by `read` (its events,
+ * framed: EventFrames.reads), parsed as it is taken, so the messages before a
+ * malformed one are given first. `failure` makes the error for a message that
+ * reports one (the SDK's `APIError`, which the client's classification knows).
  */
-export const reader = (body: ReadableStream<Uint8Array>, failure: (error: unknown) => Error): AsyncIterator<unknown> => {
-  const source = body.getReader()
+export const reader = (read: () => Promise<Uint8Array | undefined>, failure: (error: unknown) => Error): AsyncIterator<unknown> => {
   const decode = decoder()
   const messages: Array<Message> = []
   let taken = 0
@@ -146,12 +145,16 @@ export const reader = (body: ReadableStream<Uint8Array>, failure: (error: unknow
       messages.length = 0
       taken = 0
       if (ended) return { done: true, value: undefined }
-      const read = await source.read().catch((cause: unknown) => {
-        if (isAbortError(cause)) return undefined
+      const piece = await read().catch((cause: unknown) => {
+        if (isAbortError(cause)) return null
         throw cause
       })
-      if (read === undefined || read.done) ended = true
-      if (read !== undefined) for (const message of read.done ? decode.end() : decode.push(read.value)) messages.push(message)
+      // A cancelled read ends the reading as it is (the SDK's); the stream's end completes what it held.
+      if (piece === null) ended = true
+      else if (piece === undefined) {
+        ended = true
+        for (const message of decode.end()) messages.push(message)
+      } else for (const message of decode.push(piece)) messages.push(message)
     }
   }
   return { next }

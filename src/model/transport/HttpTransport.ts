@@ -1,12 +1,15 @@
 /**
- * The `fetch` Mino gives the openai SDK: one request over `node:http` (or
- * `node:https`) with keep-alive sockets. A request body Mino wrote
- * (`RequestBody.Body`) is written as the Buffers it is made of, with its length:
- * the history's bytes go to the socket from where they are kept, never copied.
+ * How Mino sends a request: over `node:http` (or `node:https`) with keep-alive
+ * sockets. A request body Mino wrote (`RequestBody.Body`) is written as the
+ * Buffers it is made of, with its length: the history's bytes go to the socket
+ * from where they are kept, never copied.
  *
- * Why not the SDK's default (undici `fetch`): on a streamed response it costs
- * several milliseconds of CPU more per request than `node:http`. What this keeps
- * of `fetch`: a WHATWG `Response` whose body is read chunk by chunk, with
+ * `send` gives the answer as it is (status, headers, the body's reads), which is
+ * how the model client reads a stream; `fetch`, the same as a WHATWG `Response`,
+ * is what the openai SDK is given for an answer it classifies. Why not undici
+ * `fetch`: on a streamed response it costs several milliseconds of CPU more per
+ * request than `node:http`, and fetch's classes alone cost a request a tenth of
+ * its CPU. What this keeps of `fetch`: the body is read piece by piece, with
  * back-pressure (the socket is paused while the reader is behind); an abort
  * destroys the socket at once, before or after the headers. What it changes on
  * purpose: only a same-origin 307/308 redirect is followed (the request is
@@ -30,13 +33,32 @@ export class CrossOriginRedirect extends Error {
 /** What a request is sent with: fetch's, or headers prepared once (`PreparedHeaders`). */
 export type Init = Omit<RequestInit, "headers"> & {
   readonly headers?: RequestInit["headers"] | PreparedHeaders
-  /** What a successful (2xx) reply's body is read through (the model stream's framing): the Response is made once, with it. */
-  readonly reshape?: (body: ReadableStream<Uint8Array>) => ReadableStream<Uint8Array>
 }
 
 export type Fetch = (input: string | URL | Request, init?: Init) => Promise<Response>
 
+/** A body's pieces as they arrive: the next one, or `undefined` at its end; a read fails as the connection does. */
+export interface BodyReads {
+  readonly read: () => Promise<Uint8Array | undefined>
+  /** Stops reading: the socket closes. */
+  readonly cancel: () => void
+}
+
+/** What the server answered, as it is: no `Response` is made of it unless one is asked for (`toResponse`). */
+export interface Answer {
+  readonly url: string
+  readonly status: number
+  readonly statusText: string
+  /** The header lines as they came: names and values, alternately. */
+  readonly rawHeaders: ReadonlyArray<string>
+  /** The body's reads, or null for a status or method that has no body. */
+  readonly body: BodyReads | null
+}
+
 export interface HttpTransport {
+  /** Sends a request and gives the answer as it is. */
+  readonly send: (url: string | URL, init: Init) => Promise<Answer>
+  /** The same, as `fetch` (the SDK's). */
   readonly fetch: Fetch
   /** How many of its requests are open (sent, or being sent, and not closed): a redirect's and a retry's count too. */
   readonly open: () => number
@@ -99,52 +121,117 @@ const decoderFor = async (response: Http.IncomingMessage): Promise<Stream.Transf
   return undefined
 }
 
-/** The response body, decoded if the server compressed it, as a stream a reader pulls. */
-const responseBody = (
-  response: Http.IncomingMessage,
-  request: Http.ClientRequest,
-  decoder: Stream.Transform | undefined
-): ReadableStream<Uint8Array> => {
+/**
+ * The response body, decoded if the server compressed it, as reads: at most
+ * `HIGH_WATER_MARK` bytes wait for the reader before the socket is paused. What
+ * arrived before the connection failed is read first, then the failure.
+ */
+const bodyReads = (response: Http.IncomingMessage, request: Http.ClientRequest, decoder: Stream.Transform | undefined): BodyReads => {
   let source: Stream.Readable = response
   if (decoder !== undefined) {
     response.on("error", (cause) => decoder.destroy(cause))
     source = response.pipe(decoder)
   }
+  const pieces: Array<Uint8Array> = []
+  let taken = 0
+  let waiting = 0
   let ended = false
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
-      // A decoder can still emit what it holds after the reader cancelled: the stream is closed then.
-      source.on("data", (chunk: Buffer) => {
-        if (ended) return
-        controller.enqueue(chunk)
-        if ((controller.desiredSize ?? 0) <= 0) source.pause()
-      })
-      source.on("end", () => {
-        if (ended) return
-        ended = true
-        controller.close()
-      })
-      source.on("error", (cause) => {
-        if (ended) return
-        ended = true
-        controller.error(cause)
-      })
-      // A socket closed before the body ended is an error, never a clean end.
-      response.on("close", () => {
-        if (ended || response.complete) return
-        ended = true
-        controller.error(new Error("the connection closed before the response ended"))
-      })
-    },
-    pull() {
-      source.resume()
-    },
-    cancel() {
-      ended = true
+  let failure: { readonly cause: unknown } | undefined
+  let wake: (() => void) | undefined
+  const woken = () => {
+    const resume = wake
+    wake = undefined
+    resume?.()
+  }
+  // A decoder can still emit what it holds after the reader cancelled: nothing is kept then.
+  source.on("data", (chunk: Buffer) => {
+    if (ended) return
+    pieces.push(chunk)
+    waiting += chunk.byteLength
+    if (waiting >= HIGH_WATER_MARK) source.pause()
+    woken()
+  })
+  const end = (cause?: unknown) => {
+    if (ended) return
+    ended = true
+    if (cause !== undefined) failure = { cause }
+    woken()
+  }
+  source.on("end", () => end())
+  source.on("error", (cause) => end(cause))
+  // A socket closed before the body ended is an error, never a clean end.
+  response.on("close", () => {
+    if (!response.complete) end(new Error("the connection closed before the response ended"))
+  })
+  const read = async (): Promise<Uint8Array | undefined> => {
+    while (true) {
+      if (taken < pieces.length) {
+        const piece = pieces[taken]!
+        pieces[taken++] = EMPTY
+        if (taken === pieces.length) {
+          pieces.length = 0
+          taken = 0
+        }
+        waiting -= piece.byteLength
+        if (waiting < HIGH_WATER_MARK && source.isPaused() && !ended) source.resume()
+        return piece
+      }
+      if (failure !== undefined) throw failure.cause
+      if (ended) return undefined
+      await new Promise<void>((resolve) => (wake = resolve))
+    }
+  }
+  return {
+    read,
+    cancel: () => {
+      end()
+      pieces.length = 0
       request.destroy()
       decoder?.destroy()
     }
-  }, { highWaterMark: HIGH_WATER_MARK, size: (chunk) => chunk.byteLength })
+  }
+}
+
+const EMPTY = new Uint8Array(0)
+
+/** A body's reads as a stream a reader pulls. */
+const readable = (body: BodyReads): ReadableStream<Uint8Array> =>
+  new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const piece = await body.read()
+      if (piece === undefined) controller.close()
+      else controller.enqueue(piece)
+    },
+    cancel: () => body.cancel()
+  }, { highWaterMark: 0 })
+
+/** An answer as fetch gives it (for the SDK). Throws for a status fetch cannot represent (below 200 or above 599). */
+export const toResponse = (answer: Answer): Response => {
+  const result = new Response(answer.body === null ? null : readable(answer.body), {
+    status: answer.status,
+    statusText: answer.statusText,
+    headers: headersOf(answer)
+  })
+  Object.defineProperty(result, "url", { value: answer.url })
+  return result
+}
+
+/** An answer's headers as fetch keeps them. */
+export const headersOf = (answer: Answer): Headers => {
+  const headers = new Headers()
+  const raw = answer.rawHeaders
+  for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!)
+  return headers
+}
+
+/** The value of header `name` (lower case) in an answer, its lines joined as fetch joins them; undefined when absent. */
+export const header = (answer: Answer, name: string): string | undefined => {
+  let value: string | undefined
+  const raw = answer.rawHeaders
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (raw[i]!.toLowerCase() === name) value = value === undefined ? raw[i + 1]!.trim() : `${value}, ${raw[i + 1]!.trim()}`
+  }
+  return value
 }
 
 const isStaleSocketError = (cause: unknown): boolean =>
@@ -242,7 +329,7 @@ interface Ready extends Sending {
 }
 
 /** Sends a request, following a same-origin redirect (its body, never changed, is written again). */
-const send = async (agents: Agents, sending: Sending): Promise<Response> => {
+const sendFrom = async (agents: Agents, sending: Sending): Promise<Answer> => {
   const { url, init } = sending
   if (init.signal?.aborted === true) throw abortReason(init.signal)
   const https = url.protocol === "https:" ? await loadHttps() : undefined
@@ -254,8 +341,8 @@ const send = async (agents: Agents, sending: Sending): Promise<Response> => {
 }
 
 /** One try of a ready request; a stale kept-alive socket's failure tries once more on a fresh one. */
-const attempt = (ready: Ready, first: boolean): Promise<Response> =>
-  new Promise<Response>((resolve, reject) => {
+const attempt = (ready: Ready, first: boolean): Promise<Answer> =>
+  new Promise<Answer>((resolve, reject) => {
     const { url, init, https } = ready
     const signal = init.signal ?? undefined
     const options = { method: init.method ?? "GET", headers: ready.headers, agent: ready.agent }
@@ -284,48 +371,45 @@ const attempt = (ready: Ready, first: boolean): Promise<Response> =>
   })
 
 /** The Response for what the server answered: a redirect followed, or refused, or the reply itself. */
-const respond = async (ready: Ready, response: Http.IncomingMessage, request: Http.ClientRequest): Promise<Response> => {
+const respond = async (ready: Ready, response: Http.IncomingMessage, request: Http.ClientRequest): Promise<Answer> => {
   const status = response.statusCode ?? 0
   const what = reply(status, response.headers.location, ready.url, ready.redirects)
   if (what._tag === "CrossOrigin") throw new CrossOriginRedirect(ready.url.origin, what.target.origin)
   if (what._tag === "Follow") {
     response.resume()
     const { agents, init, body } = ready
-    return send(agents, { url: what.target, init, body, redirects: ready.redirects + 1 })
+    return sendFrom(agents, { url: what.target, init, body, redirects: ready.redirects + 1 })
   }
   // A redirect not followed is the answer, its body read as any other's (drained, it would never end).
-  const headers = new Headers()
-  const raw = response.rawHeaders
-  for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!)
   const nullBody = NULL_BODY.has(status) || ready.init.method === "HEAD"
   if (nullBody) response.resume()
-  const body = nullBody ? null : responseBody(response, request, await decoderFor(response))
-  const reshape = status >= 200 && status < 300 ? ready.init.reshape : undefined
-  // Throws for a status fetch cannot represent (below 200 or above 599).
-  const result = new Response(body === null || reshape === undefined ? body : reshape(body), {
+  return {
+    url: ready.url.href,
     status,
     statusText: response.statusMessage ?? "",
-    headers
-  })
-  Object.defineProperty(result, "url", { value: ready.url.href })
-  return result
+    rawHeaders: response.rawHeaders,
+    body: nullBody ? null : bodyReads(response, request, await decoderFor(response))
+  }
 }
 
 export const make = (): HttpTransport => {
   const agents: Agents = { http: new Http.Agent({ keepAlive: true }), https: undefined, open: 0 }
 
-  const fetch: Fetch = (input, init = {}) => {
-    if (typeof input !== "string" && !(input instanceof URL)) {
-      return Promise.reject(new TypeError("the model transport takes a URL, not a Request"))
-    }
+  const send = (input: string | URL, init: Init): Promise<Answer> => {
     try {
-      return send(agents, { url: new URL(input), init, body: requestBody(init.body), redirects: 0 })
+      return sendFrom(agents, { url: new URL(input), init, body: requestBody(init.body), redirects: 0 })
     } catch (cause) {
       return Promise.reject(cause)
     }
   }
 
+  const fetch: Fetch = (input, init = {}) =>
+    typeof input !== "string" && !(input instanceof URL)
+      ? Promise.reject(new TypeError("the model transport takes a URL, not a Request"))
+      : send(input, init).then(toResponse)
+
   return {
+    send,
     fetch,
     open: () => agents.open,
     close: () => {

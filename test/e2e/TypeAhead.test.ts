@@ -47,7 +47,7 @@ import { PROC } from "../support/Proc.js"
 const PROMPT = "Approve this operation? [y/N] "
 const IGNORED = "(ignored 1 line(s) typed before this question)\n"
 /** The reasoning item's size: enough to keep Mino busy for a while after the reply's last byte. */
-const REASONING_BYTES = 2 * 1024 * 1024
+const REASONING_BYTES = 4 * 1024 * 1024
 
 /**
  * When the keys are queued: Mino stopped before the reply's last event is sent (`stopped`); some
@@ -169,14 +169,21 @@ describe("type-ahead never approves", () => {
       // The sweep must cover what it claims: after the last byte, from 0 to past the busy period (some
       // keys queued while Mino was busy, some once its screen was up); after the screen, inside the
       // guard and past it. Six at a time on a loaded machine, the busy period can outlast the fixed
-      // offsets, or the test see a screen only once its guard is over: runs are then added, one at a
-      // time, at 1.3 times the longest busy period seen, or right at the screen, until it does.
+      // offsets, the test reach Mino only once its screen is up, or see a screen only once its guard
+      // is over: runs are then added, one at a time, right at the last byte, at 1.3 times the longest
+      // busy period seen, or right at the screen, until it does.
+      const whileBusy = () => results.some(({ kind, offset }) => offset.from === "last byte" && kind === "before the screen")
       const pastBusy = () => results.some(({ busy, offset }) => offset.from === "last byte" && offset.ms > busy)
       const inGuard = () => results.some(({ kind, offset }) => offset.from === "screen" && kind === "screen up, prompt guarded")
       let added = 0
-      for (; added < 6 && !(pastBusy() && inGuard()); added++) {
+      for (; added < 6 && !(whileBusy() && pastBusy() && inGuard()); added++) {
         const longest = Math.max(...results.flatMap(({ busy, offset }) => (offset.from === "last byte" ? [busy] : [])))
-        results.push(yield* run(pastBusy() ? { from: "screen", ms: 0 } : { from: "last byte", ms: Math.ceil((longest * 1.3) / 100) * 100 }))
+        const next: Offset = !whileBusy()
+          ? { from: "last byte", ms: 0 }
+          : !pastBusy()
+          ? { from: "last byte", ms: Math.ceil((longest * 1.3) / 100) * 100 }
+          : { from: "screen", ms: 0 }
+        results.push(yield* run(next))
       }
       const counts = new Map<Class, Array<string>>()
       for (const { offset, kind } of results) counts.set(kind, [...(counts.get(kind) ?? []), label(offset)])
@@ -194,7 +201,7 @@ describe("type-ahead never approves", () => {
       expect(results.length).toBeGreaterThanOrEqual(OFFSETS.length)
       expect(OFFSETS.length).toBeGreaterThanOrEqual(20)
       expect(Math.min(...afterLastByte.map(({ ms }) => ms))).toBe(0)
-      expect(results.some(({ kind, offset }) => offset.from === "last byte" && kind === "before the screen")).toBe(true)
+      expect(whileBusy()).toBe(true)
       expect(pastBusy()).toBe(true)
       expect(inGuard()).toBe(true)
       expect(Math.max(...afterScreen)).toBeGreaterThan(GUARD_MS)

@@ -31,7 +31,6 @@ import { VERSION as SDK_VERSION } from "openai/version"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
@@ -272,16 +271,19 @@ const start = async (wiring: Wiring): Promise<Started> => {
  */
 const starter = (wiring: Wiring, line: (failure: Failures.Failure) => ModelError): Effect.Effect<Started, ModelError> => {
   let started: Promise<Started> | undefined
+  // Once started, a request takes it as it is (no wait on a settled promise).
+  let ready: Started | undefined
   const begin = () =>
-    (started ??= start(wiring).catch((cause: unknown) => {
+    (started ??= start(wiring).then((value) => (ready = value), (cause: unknown) => {
       started = undefined
       throw cause
     }))
   begin().catch(() => {})
-  return Effect.tryPromise({
+  const starting = Effect.tryPromise({
     try: begin,
     catch: (cause) => line({ reason: "connection", message: `model client could not start: ${Failures.rootMessage(cause)}` })
   })
+  return Effect.suspend(() => ready === undefined ? starting : Effect.succeed(ready))
 }
 
 /** The type of the sent body's input item at an index, read only when a refusal points at one. */
@@ -350,21 +352,6 @@ const post = async (client: Client, started: Started, sent: RequestBody.Body, si
   throw new Error(`the model endpoint answered HTTP ${answer?.status ?? 0} without an event stream`)
 }
 
-/** The request posted, until its stream opens; a failure classified (Failures.ts). */
-const open = (client: Client, started: Started, request: ModelRequest, shape: RequestBody.Shape, signal: AbortSignal, deadline: number) => {
-  const sent = client.body(request, shape)
-  return Effect.tryPromise({
-    try: () => bounded(post(client, started, sent, signal), client.limits.idleTimeoutMs, deadline),
-    catch: (cause) =>
-      Failures.opening(cause, {
-        sdk: started.sdk,
-        baseURL: started.client.baseURL,
-        body: (headers) => client.errorBodies.get(headers),
-        typeAt: typesOf(sent)
-      }, client.limits)
-  })
-}
-
 /**
  * A reply in progress: an attempt to send (after a wait: a retry's), the attempt being read, or its end.
  * Resending.ts decides what follows a refusal; each adaptation or retry is announced before it is sent.
@@ -372,6 +359,15 @@ const open = (client: Client, started: Started, request: ModelRequest, shape: Re
 type Phase =
   | { readonly _tag: "Send"; readonly attempt: Resending.Attempt; readonly waitMs: number }
   | { readonly _tag: "Read"; readonly next: Effect.Effect<ReadonlyArray<ModelEvent> | undefined, ModelError> }
+
+/** A failure while a reply is read, as its line (Failures.ts classifies what is not one already). */
+const failed = (client: Client, started: Started) => (cause: unknown): ModelError =>
+  cause instanceof ModelError ? cause : client.line(Failures.reading(cause, started.sdk, client.limits))
+
+/** What sending an attempt came to: its refusal, or the first events of its reply (none: it ended). */
+type Sent =
+  | { readonly _tag: "Refused"; readonly refusal: Failures.Refusal }
+  | { readonly _tag: "Read"; readonly events: ReadonlyArray<ModelEvent> | undefined }
 
 /**
  * One request's reply, read a step at a time: each `next` sends, announces or reads, as the reply
@@ -403,26 +399,41 @@ const reply = (client: Client, request: ModelRequest): Effect.Effect<ModelReply,
       }
     }
 
+    /**
+     * Sends `attempt` and reads its reply's first events, in one promise: a refusal is returned
+     * (classified, Failures.ts), any other failure is the line that says it.
+     */
+    const sendAndRead = async (started: Started, attempt: Resending.Attempt): Promise<Sent> => {
+      controller?.abort(ENDED)
+      controller = new AbortController()
+      const deadline = Date.now() + client.limits.requestTimeoutMs
+      const sent = client.body(request, attempt.shape)
+      let opened: Opened
+      try {
+        opened = await bounded(post(client, started, sent, controller.signal), client.limits.idleTimeoutMs, deadline)
+      } catch (cause) {
+        const seen = { sdk: started.sdk, baseURL: started.client.baseURL, body: (headers: Headers) => client.errorBodies.get(headers), typeAt: typesOf(sent) }
+        return { _tag: "Refused", refusal: Failures.opening(cause, seen, client.limits) }
+      }
+      client.memory = Resending.taken(client.memory, attempt.shape)
+      const { contentType } = opened
+      if (contentType !== undefined && !/^\s*text\/event-stream/i.test(contentType)) {
+        throw client.line({
+          reason: "protocol",
+          message: `the model endpoint did not answer with a Responses event stream: it sent a non-streaming reply (${contentType.split(";")[0]?.trim()})`
+        })
+      }
+      const read = reader(client, opened.events, deadline)
+      phase = { _tag: "Read", next: Effect.tryPromise({ try: read, catch: failed(client, started) }) }
+      return { _tag: "Read", events: await read() }
+    }
+
     const send = (attempt: Resending.Attempt) =>
-      Effect.gen(function*() {
-        const started = yield* client.connect
-        controller?.abort(ENDED)
-        controller = new AbortController()
-        const deadline = Date.now() + client.limits.requestTimeoutMs
-        const opened = yield* Effect.either(open(client, started, request, attempt.shape, controller.signal, deadline))
-        if (Either.isLeft(opened)) return yield* refused(attempt, opened.left)
-        client.memory = Resending.taken(client.memory, attempt.shape)
-        const { contentType } = opened.right
-        if (contentType !== undefined && !/^\s*text\/event-stream/i.test(contentType)) {
-          return yield* Effect.fail(client.line({
-            reason: "protocol",
-            message: `the model endpoint did not answer with a Responses event stream: it sent a non-streaming reply (${contentType.split(";")[0]?.trim()})`
-          }))
-        }
-        const reading: Phase = { _tag: "Read", next: puller(client, started.sdk, opened.right.events, deadline) }
-        phase = reading
-        return yield* reading.next
-      })
+      Effect.flatMap(client.connect, (started) =>
+        Effect.flatMap(
+          Effect.tryPromise({ try: () => sendAndRead(started, attempt), catch: failed(client, started) }),
+          (sent) => sent._tag === "Refused" ? refused(attempt, sent.refusal) : Effect.succeed(sent.events)
+        ))
 
     const next = Effect.suspend(() => {
       if (phase._tag === "Read") return phase.next
@@ -435,15 +446,16 @@ const reply = (client: Client, request: ModelRequest): Effect.Effect<ModelReply,
 /**
  * The stream's events, read through the response in progress (ResponseInProgress.ts), which
  * decides what each means and what the stream's end means. Reads until an event matters to the
- * caller, so progress events (argument deltas, item added...) cost no Effect step each.
+ * caller, so progress events (argument deltas, item added...) cost no Effect step each; after
+ * response.completed nothing more is read (the scope closes the socket). Fails with the line.
  */
-const puller = (client: Client, sdk: Sdk, iterator: AsyncIterator<unknown>, deadline: number) => {
+const reader = (client: Client, iterator: AsyncIterator<unknown>, deadline: number) => {
   let progress = ResponseInProgress.empty
-  const read = async (): Promise<ReadonlyArray<ModelEvent> | undefined> => {
-    while (true) {
+  return async (): Promise<ReadonlyArray<ModelEvent> | undefined> => {
+    while (!progress.completed) {
       const result = await bounded(iterator.next(), client.limits.idleTimeoutMs, deadline)
       if (result.done === true) {
-        // The SDK ends quietly when the server closes the stream cleanly.
+        // The stream was closed cleanly.
         const ended = ResponseInProgress.end(progress)
         if (ended !== undefined) throw client.line(ended)
         return undefined
@@ -453,13 +465,8 @@ const puller = (client: Client, sdk: Sdk, iterator: AsyncIterator<unknown>, dead
       if (StreamEvents.isFailure(step.interpretation)) throw client.line(step.interpretation)
       if (step.interpretation.length > 0) return step.interpretation
     }
+    return undefined
   }
-  const next = Effect.tryPromise({
-    try: read,
-    catch: (cause) => cause instanceof ModelError ? cause : client.line(Failures.reading(cause, sdk, client.limits))
-  })
-  // After response.completed nothing more is read; the scope closes the socket.
-  return Effect.suspend(() => progress.completed ? Effect.succeed(undefined) : next)
 }
 
 const make = (config: ModelClientConfig) =>

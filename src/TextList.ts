@@ -63,6 +63,23 @@ export class TextList implements Texts {
     this.startOf = grown(this.startOf, index)
     this.endOf = grown(this.endOf, index)
     this.count += 1
+    // UTF-8 takes at most 3 bytes a UTF-16 unit: where that much fits in the current slab, the text is written
+    // there straight away, without a pass to measure it first, and kept as a string after all if it is not well-formed.
+    const most = 3 * (before.length + text.length + after.length)
+    if (this.current !== -1 && most <= SLAB - this.used && most <= OWN_SLAB) {
+      const slab = this.slabs[this.current]!
+      const start = this.used
+      const textStart = this.writeShort(slab, start, before)
+      const textEnd = textStart + slab.write(text, textStart, "utf8")
+      // As many bytes as units: ASCII, well-formed.
+      if (textEnd - textStart !== text.length && !text.isWellFormed()) {
+        this.strings.set(index, before + text + after)
+        return
+      }
+      this.used = this.writeShort(slab, textEnd, after)
+      this.place(index, this.current, start, this.used)
+      return
+    }
     const textBytes = Buffer.byteLength(text, "utf8")
     // As many bytes as characters: ASCII, well-formed (most texts, and the check costs a pass over the text).
     if (textBytes !== text.length && !text.isWellFormed()) {
@@ -87,13 +104,19 @@ export class TextList implements Texts {
 
   /** Writes the three parts into `slab` from `at`; returns where they end. */
   private write(slab: Buffer, at: number, before: string, text: string, after: string): number {
-    let end = at
+    const end = this.writeShort(slab, at, before)
+    return this.writeShort(slab, end + slab.write(text, end, "utf8"), after)
+  }
+
+  /** Writes `text` (a few characters around a text) into `slab` at `at`; returns where it ends. */
+  private writeShort(slab: Buffer, at: number, text: string): number {
+    if (text.length === 0) return at
     // Most texts are kept after a comma: one ASCII character is stored as its byte, not written through a call.
-    if (before.length === 1 && before.charCodeAt(0) < 0x80) slab[end++] = before.charCodeAt(0)
-    else if (before.length > 0) end += slab.write(before, end, "utf8")
-    end += slab.write(text, end, "utf8")
-    if (after.length > 0) end += slab.write(after, end, "utf8")
-    return end
+    if (text.length === 1 && text.charCodeAt(0) < 0x80) {
+      slab[at] = text.charCodeAt(0)
+      return at + 1
+    }
+    return at + slab.write(text, at, "utf8")
   }
 
   /** The text at `index` (counted from the end when negative, as `Array.at`), or undefined. */

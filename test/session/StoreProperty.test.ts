@@ -430,4 +430,29 @@ describe(`the conversation state, on generated record sequences (${25 * RUNS} ca
     { timeout: 600_000, fastCheck: { numRuns: 5 * RUNS } }
   )
   }
+
+  // A question is kept once: in the history's request text when its turn joins it, apart when the turn is left
+  // out, with its turn while the turn is open. ↑ reads all three, and must see every question in order at every step.
+  it.prop(
+    `gives back every question for ↑, in order, after every record, wherever its turn ended up (${5 * RUNS} cases)`,
+    [
+      fc.array(fc.tuple(turnArb, fc.string({ unit: "binary", maxLength: 12 })), { minLength: 1, maxLength: 8 }),
+      fc.array(fc.tuple(fc.integer({ min: 0, max: 2 }), fc.nat(), fc.nat()), { maxLength: 6 })
+    ],
+    ([turns, moves]) => {
+      // Any code point in a question (astral, lone surrogates), which the history keeps as a string rather than as bytes.
+      const records = shuffle(turns.flatMap(([turn, question], i) => records_({ ...turn, question }, i)), moves)
+      const state = new ConversationState()
+      const asked: Array<string> = []
+      for (const record of records) {
+        const text = JSON.stringify(record)
+        state.apply(committed(JSON.parse(text) as SessionRecord, text))
+        if (record.type === "user_input") asked.push(record.text)
+        expect(Array.from({ length: state.questions.length }, (_, i) => state.questions.at(i))).toEqual(asked)
+        expect(Array.from({ length: asked.length }, (_, i) => state.questions.at(i - asked.length))).toEqual(asked)
+        expect([state.questions.at(asked.length), state.questions.at(-asked.length - 1), state.questions.at(0.5)]).toEqual([undefined, undefined, undefined])
+      }
+    },
+    { timeout: 600_000, fastCheck: { numRuns: 5 * RUNS } }
+  )
 })

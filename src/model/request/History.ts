@@ -165,8 +165,9 @@ export class History {
   private reshaped: Reshaped | undefined
   private sent: Sent | undefined
 
-  /** Adds a completed turn (its records' pieces, in order). */
-  add(pieces: ReadonlyArray<Piece>): void {
+  /** Adds a completed turn (its records' pieces, in order); returns where its first piece is kept (`question`). */
+  add(pieces: ReadonlyArray<Piece>): number {
+    const first = this.texts.length
     let reasoning = false
     for (const piece of pieces) {
       const index = this.texts.length
@@ -178,6 +179,14 @@ export class History {
     }
     if (reasoning) this.reasoningTurns.push(this.turnEnds.length)
     this.turnEnds.push(this.texts.length)
+    return first
+  }
+
+  /** The question kept as piece `piece` (counted as `add` returns), as its JSON string; undefined when that piece is no question. */
+  question(piece: number): string | undefined {
+    if (!Number.isInteger(piece) || piece < 0 || piece >= this.texts.length || this.kinds[piece] !== Kind.Question) return undefined
+    // The user message around it is ASCII: as many characters as bytes.
+    return this.texts.at(piece)!.slice(QUESTION_BEFORE.length, -TAIL.length)
   }
 
   /** How many turns it holds. */

@@ -15,7 +15,7 @@
  * redacted string by string, as a record is before it is saved.
  */
 import * as History from "../../model/request/History.js"
-import { TextList, type Texts } from "../../TextList.js"
+import { grown, TextList, type Texts } from "../../TextList.js"
 import { acceptedCalls, functionCallOutput, type ResponseItem, userMessage } from "../../protocol/ResponseItem.js"
 import { isToolResult, type ModelResponse, SET_ASIDE_TYPE, type SessionRecord, type ToolResultRecord, type UserInput } from "../records/Records.js"
 import type { Line } from "../records/SessionReader.js"
@@ -171,6 +171,8 @@ class TurnState {
   time: string | undefined
   /** Set when a record's items cannot be written as request text. */
   unwritable: string | undefined
+  /** Its questions: each one's number among the conversation's questions, and its place among the turn's pieces. */
+  readonly asked: Array<{ readonly question: number; readonly piece: number }> = []
   /** `number`: its place among the conversation's turns in the order they begin, from 1 (as `mino log` numbers them). */
   constructor(readonly turnId: string, readonly firstLine: number, readonly number: number) {}
 
@@ -223,23 +225,32 @@ class TurnState {
   }
 }
 
-/** JSON strings, read as the strings they hold. */
-const parsed = (texts: TextList): Texts => ({
-  get length() {
-    return texts.length
-  },
-  at: (index) => {
-    const json = texts.at(index)
-    return json === undefined ? undefined : JSON.parse(json) as string
+/** In `ConversationState`'s question places: a question kept apart from the history (the rest of the number: its entry). */
+const KEPT_APART = 0x80000000
+
+/** Texts read through functions: a live view. */
+class Live implements Texts {
+  constructor(private readonly count: () => number, readonly at: (index: number) => string | undefined) {}
+  get length(): number {
+    return this.count()
   }
-})
+}
 
 export class ConversationState {
   /** `secrets`: the key in use, taken out of every record read (`keyless`); none for a conversation whose records hold no key to hide. */
   constructor(private readonly secrets?: KeyReading) {}
 
-  /** Every question, oldest first, as its JSON string, for ↑ (outside the heap; the history keeps its own request text). */
+  /**
+   * Every question is kept once, as its JSON string, for ↑: a turn's question in the
+   * history's request text when the turn joins it, the others (their turn left out)
+   * apart, outside the heap, and those of a turn still open with the turn.
+   * `questionPlaces`: by question, its piece in the history, or KEPT_APART and its
+   * entry in `questionTexts`; meaningless while it is in `openQuestions`.
+   */
+  private questionPlaces: Uint32Array = new Uint32Array(256)
+  private questionCount = 0
   private readonly questionTexts = new TextList()
+  private readonly openQuestions = new Map<number, string>()
   /** The completed, whole turns in the form a request needs. */
   readonly history = new History.History()
   /** Completed turns left out of the history, in file order. */
@@ -269,7 +280,7 @@ export class ConversationState {
         return
       }
       this.open.delete(record.turn_id)
-      if (record.status === "completed") this.complete(turn)
+      this.place(turn, record.status === "completed" ? this.complete(turn) : undefined)
       return
     }
     if (turn === undefined) {
@@ -281,7 +292,10 @@ export class ConversationState {
     switch (record.type) {
       case "user_input": {
         const json = saved ?? savedText(record, "text")
-        this.questionTexts.push(json)
+        const question = this.questionCount++
+        this.questionPlaces = grown(this.questionPlaces, question)
+        this.openQuestions.set(question, json)
+        turn.asked.push({ question, piece: turn.pieces.length })
         turn.question ??= record.text
         turn.time ??= record.time
         turn.check.question()
@@ -322,11 +336,29 @@ export class ConversationState {
     }
   }
 
-  /** A completed turn joins the history when it is whole; otherwise it is named as left out. */
-  private complete(turn: TurnState): void {
+  /**
+   * A completed turn joins the history when it is whole (returns where its first
+   * piece is kept there); otherwise it is named as left out.
+   */
+  private complete(turn: TurnState): number | undefined {
     const reason = turn.check.end() ?? turn.unwritable
-    if (reason === undefined) this.history.add(turn.pieces)
-    else this.leftOut.push({ turnId: turn.turnId, number: turn.number, question: turn.question, time: turn.time, reason })
+    if (reason === undefined) return this.history.add(turn.pieces)
+    this.leftOut.push({ turnId: turn.turnId, number: turn.number, question: turn.question, time: turn.time, reason })
+    return undefined
+  }
+
+  /** Where an ended turn's questions are kept from now on: in the history, from piece `first` on, or apart. */
+  private place(turn: TurnState, first: number | undefined): void {
+    for (const { piece, question } of turn.asked) {
+      const json = this.openQuestions.get(question)!
+      this.openQuestions.delete(question)
+      if (first !== undefined) {
+        this.questionPlaces[question] = first + piece
+      } else {
+        this.questionPlaces[question] = KEPT_APART + this.questionTexts.length
+        this.questionTexts.push(json)
+      }
+    }
   }
 
   /**
@@ -394,7 +426,16 @@ export class ConversationState {
   }
 
   /** Every question, oldest first: a live view, appended to as questions are committed. */
-  readonly questions: Texts = parsed(this.questionTexts)
+  readonly questions: Texts = new Live(() => this.questionCount, (index) => this.question(index))
+
+  /** Question `index` (counted from the end when negative, as `Array.at`), or undefined. */
+  private question(index: number): string | undefined {
+    const at = index < 0 ? this.questionCount + index : index
+    if (!Number.isInteger(at) || at < 0 || at >= this.questionCount) return undefined
+    const place = this.questionPlaces[at]!
+    const json = this.openQuestions.get(at) ?? (place >= KEPT_APART ? this.questionTexts.at(place - KEPT_APART) : this.history.question(place))
+    return json === undefined ? undefined : JSON.parse(json) as string
+  }
 
   /** The view of turn `turnId` while it is open. */
   openTurn(turnId: string): OpenTurn | undefined {

@@ -172,7 +172,7 @@ class TurnState {
   /** Set when a record's items cannot be written as request text. */
   unwritable: string | undefined
   /** Its questions: each one's number among the conversation's questions, and its place among the turn's pieces. */
-  readonly asked: Array<{ readonly question: number; readonly piece: number }> = []
+  readonly asked: Array<{ readonly question: number; readonly piece: number; readonly json: string }> = []
   /** `number`: its place among the conversation's turns in the order they begin, from 1 (as `mino log` numbers them). */
   constructor(readonly turnId: string, readonly firstLine: number, readonly number: number) {}
 
@@ -227,6 +227,8 @@ class TurnState {
 
 /** In `ConversationState`'s question places: a question kept apart from the history (the rest of the number: its entry). */
 const KEPT_APART = 0x80000000
+/** In `ConversationState`'s question places: a question of a turn still open, kept with the turn. */
+const OPEN = 0xffffffff
 
 /** Texts read through functions: a live view. */
 class Live implements Texts {
@@ -244,13 +246,12 @@ export class ConversationState {
    * Every question is kept once, as its JSON string, for ↑: a turn's question in the
    * history's request text when the turn joins it, the others (their turn left out)
    * apart, outside the heap, and those of a turn still open with the turn.
-   * `questionPlaces`: by question, its piece in the history, or KEPT_APART and its
-   * entry in `questionTexts`; meaningless while it is in `openQuestions`.
+   * `questionPlaces`: by question, its piece in the history, KEPT_APART and its
+   * entry in `questionTexts`, or OPEN.
    */
   private questionPlaces: Uint32Array = new Uint32Array(256)
   private questionCount = 0
   private readonly questionTexts = new TextList()
-  private readonly openQuestions = new Map<number, string>()
   /** The completed, whole turns in the form a request needs. */
   readonly history = new History.History()
   /** Completed turns left out of the history, in file order. */
@@ -294,8 +295,8 @@ export class ConversationState {
         const json = saved ?? savedText(record, "text")
         const question = this.questionCount++
         this.questionPlaces = grown(this.questionPlaces, question)
-        this.openQuestions.set(question, json)
-        turn.asked.push({ question, piece: turn.pieces.length })
+        this.questionPlaces[question] = OPEN
+        turn.asked.push({ question, piece: turn.pieces.length, json })
         turn.question ??= record.text
         turn.time ??= record.time
         turn.check.question()
@@ -349,9 +350,7 @@ export class ConversationState {
 
   /** Where an ended turn's questions are kept from now on: in the history, from piece `first` on, or apart. */
   private place(turn: TurnState, first: number | undefined): void {
-    for (const { piece, question } of turn.asked) {
-      const json = this.openQuestions.get(question)!
-      this.openQuestions.delete(question)
+    for (const { json, piece, question } of turn.asked) {
       if (first !== undefined) {
         this.questionPlaces[question] = first + piece
       } else {
@@ -428,12 +427,20 @@ export class ConversationState {
   /** Every question, oldest first: a live view, appended to as questions are committed. */
   readonly questions: Texts = new Live(() => this.questionCount, (index) => this.question(index))
 
+  /** Question `question` of a turn still open (there are few). */
+  private openQuestion(question: number): string | undefined {
+    for (const turn of this.open.values()) {
+      for (const asked of turn.asked) if (asked.question === question) return asked.json
+    }
+    return undefined
+  }
+
   /** Question `index` (counted from the end when negative, as `Array.at`), or undefined. */
   private question(index: number): string | undefined {
     const at = index < 0 ? this.questionCount + index : index
     if (!Number.isInteger(at) || at < 0 || at >= this.questionCount) return undefined
     const place = this.questionPlaces[at]!
-    const json = this.openQuestions.get(at) ?? (place >= KEPT_APART ? this.questionTexts.at(place - KEPT_APART) : this.history.question(place))
+    const json = place === OPEN ? this.openQuestion(at) : place >= KEPT_APART ? this.questionTexts.at(place - KEPT_APART) : this.history.question(place)
     return json === undefined ? undefined : JSON.parse(json) as string
   }
 

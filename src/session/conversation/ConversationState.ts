@@ -257,6 +257,8 @@ export class ConversationState {
   /** Completed turns left out of the history, in file order. */
   readonly leftOut: Array<LeftOut> = []
   private readonly open = new Map<string, TurnState>()
+  /** The open turn of the last record applied, if it is still open. */
+  private last: TurnState | undefined
   private lineCount = 0
   private turnCount = 0
   /** Turns begun (a stray `turn_end` counts as a turn of its own), for their numbers. */
@@ -273,7 +275,9 @@ export class ConversationState {
   private applyRecord(read: SessionRecord): void {
     const { record, saved, unsendable } = this.keyless(read)
     const position = this.lineCount++
-    let turn = this.open.get(record.turn_id)
+    // A turn's records follow one another: its id is compared with the last one's before the map is asked (a hash of a new string).
+    const last = this.last
+    let turn = last !== undefined && last.turnId === record.turn_id ? last : this.open.get(record.turn_id)
     if (record.type === "turn_end") {
       this.turnCount += 1
       if (turn === undefined) {
@@ -281,6 +285,7 @@ export class ConversationState {
         return
       }
       this.open.delete(record.turn_id)
+      this.last = undefined
       this.place(turn, record.status === "completed" ? this.complete(turn) : undefined)
       return
     }
@@ -289,6 +294,7 @@ export class ConversationState {
       if (this.damaged.delete(record.turn_id)) turn.check.lost()
       this.open.set(record.turn_id, turn)
     }
+    this.last = turn
     if (unsendable !== undefined) turn.unwritable ??= unsendable
     switch (record.type) {
       case "user_input": {

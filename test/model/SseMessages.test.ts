@@ -54,7 +54,7 @@ const framedMessages = (pieces: ReadonlyArray<Uint8Array>) => {
   const frames = EventFrames.make()
   const decode = SseMessages.decoder()
   const out: Array<SseMessages.Message> = []
-  for (const piece of pieces) for (const event of EventFrames.push(frames, piece).events) out.push(...decode.push(event))
+  for (const piece of pieces) for (const event of EventFrames.push(frames, piece).events) out.push(...decode.push(event), ...decode.eventEnd())
   const rest = EventFrames.end(frames)
   if (rest.length > 0) out.push(...decode.push(rest))
   out.push(...decode.end())
@@ -134,6 +134,18 @@ describe("SSE messages read as the SDK reads them", () => {
     expect(ends.get("end")).toBeGreaterThan(100)
     expect(ends.get("error")).toBeGreaterThan(100)
     expect(ends.get("malformed")).toBeGreaterThan(100)
+  })
+
+  it("gives an event whose lines end with a lone CR as soon as it is read, not when the next bytes come", async () => {
+    const reader = SseMessages.reader(EventFrames.reads({
+      read: (() => {
+        let sent = false
+        // The event, then a read that never comes (a server that only sends comments, dropped before they are read).
+        return () => sent ? new Promise<undefined>(() => {}) : ((sent = true), Promise.resolve(Buffer.from(`data: {"type":"response.completed"}\r\r`)))
+      })(),
+      cancel: () => {}
+    }), streamError)
+    expect(await reader.next()).toEqual({ done: false, value: { type: "response.completed" } })
   })
 
   it("reads a thread.… event as any other: its data, and its error fails the reading", async () => {

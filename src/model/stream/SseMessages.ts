@@ -4,10 +4,15 @@
  * data means, kept exactly (`test/model/SseMessages.test.ts` holds the two to
  * agreement over generated streams, cut into reads anywhere).
  *
- * Lines: a line ends at `\n`, `\r\n` or `\r`; a `\r` is decided only by the byte
- * after it, so a line ended by a lone `\r` at the end of a read is given when the
- * next read comes (or the stream ends). Each line is decoded as UTF-8 on its own
- * (a byte order mark at its start dropped, a malformed sequence replaced).
+ * Lines: a line ends at `\n`, `\r\n` or `\r`; the SDK decides a `\r` only by the
+ * byte after it, so a line ended by a lone `\r` at the end of a read waits for the
+ * next read. Mino's reads are whole events (EventFrames.ts), so one that ends
+ * with `\r\r` ends its last line there (`eventEnd`): the byte after could only make
+ * the `\r` a `\r\n`, which ends the same empty line. (The SDK held such an event
+ * back until more bytes came, which a server sending only keep-alive comments
+ * after it, dropped before they are read, never sends.) Each line is decoded as
+ * UTF-8 on its own (a byte order mark at its start dropped, a malformed sequence
+ * replaced).
  *
  * Fields: an empty line ends a message, when an `event` (not empty) or a `data`
  * line came before it; a line starting with `:` is a comment; otherwise the field
@@ -37,6 +42,8 @@ export interface Decoder {
   readonly push: (chunk: Uint8Array) => ReadonlyArray<Message>
   /** The messages the stream's end completes. */
   readonly end: () => ReadonlyArray<Message>
+  /** The messages completed by taking the read just pushed as an event's end (a `\r` it ended with ends its line). */
+  readonly eventEnd: () => ReadonlyArray<Message>
 }
 
 const EMPTY = new Uint8Array(0)
@@ -109,7 +116,16 @@ export const decoder = (): Decoder => {
     return out
   }
 
-  return { push, end: () => (pending.length === 0 ? [] : push(NEWLINE)) }
+  const eventEnd = (): ReadonlyArray<Message> => {
+    if (afterCr === undefined || afterCr !== pending.length) return []
+    const out: Array<Message> = []
+    field(utf8.decode(pending.subarray(0, afterCr - 1)), out)
+    pending = EMPTY
+    afterCr = undefined
+    return out
+  }
+
+  return { push, end: () => (pending.length === 0 ? [] : push(NEWLINE)), eventEnd }
 }
 
 /** As the SDK tells a cancelled read: the iteration ends quietly. */
@@ -119,7 +135,7 @@ const isAbortError = (cause: unknown): boolean =>
 
 /**
  * The data of each message of a successful reply, read by `read` (its events,
- * framed: EventFrames.reads), parsed as it is taken, so the messages before a
+ * framed: EventFrames.reads, each read a whole event), parsed as it is taken, so the messages before a
  * malformed one are given first. `failure` makes the error for a message that
  * reports one (the SDK's `APIError`, which the client's classification knows).
  */
@@ -154,7 +170,10 @@ export const reader = (read: () => Promise<Uint8Array | undefined>, failure: (er
       else if (piece === undefined) {
         ended = true
         for (const message of decode.end()) messages.push(message)
-      } else for (const message of decode.push(piece)) messages.push(message)
+      } else {
+        for (const message of decode.push(piece)) messages.push(message)
+        for (const message of decode.eventEnd()) messages.push(message)
+      }
     }
   }
   return { next }

@@ -22,6 +22,15 @@ import type * as Stream from "node:stream"
 import type * as Zlib from "node:zlib"
 import { Body } from "../request/RequestBody.js"
 
+/**
+ * An answer Mino takes from no endpoint: a status outside 200-599 (none that
+ * answers a request), or a redirect whose location is no URL. Not a failed connection: it is
+ * not sent again.
+ */
+export class UnusableAnswer extends Error {
+  override readonly name = "UnusableAnswer"
+}
+
 /** The endpoint answered with a redirect to another origin; Mino does not follow it. */
 export class CrossOriginRedirect extends Error {
   override readonly name = "CrossOriginRedirect"
@@ -373,7 +382,13 @@ const attempt = (ready: Ready, first: boolean): Promise<Answer> =>
 /** The Response for what the server answered: a redirect followed, or refused, or the reply itself. */
 const respond = async (ready: Ready, response: Http.IncomingMessage, request: Http.ClientRequest): Promise<Answer> => {
   const status = response.statusCode ?? 0
-  const what = reply(status, response.headers.location, ready.url, ready.redirects)
+  if (status < 200 || status > 599) throw new UnusableAnswer(`the model endpoint answered with status ${status}, outside 200-599`)
+  let what: Reply
+  try {
+    what = reply(status, response.headers.location, ready.url, ready.redirects)
+  } catch {
+    throw new UnusableAnswer(`the model endpoint redirected (HTTP ${status}) to a location that is no URL`)
+  }
   if (what._tag === "CrossOrigin") throw new CrossOriginRedirect(ready.url.origin, what.target.origin)
   if (what._tag === "Follow") {
     response.resume()

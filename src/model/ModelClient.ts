@@ -155,12 +155,40 @@ const readCapped = async (response: Response, limit: number): Promise<{ readonly
  * key with a tab in it), and where it is cut, by the rule for cuts (Secrets.redactCut).
  */
 const liner = (secrets: SecretsShape) => (failure: Failures.Failure): ModelError => {
-  const line = secrets.redact(secrets.redact(failure.message).replace(/\s+/g, " ").trim())
+  const line = unspelled(secrets, secrets.redact(secrets.redact(failure.message).replace(/\s+/g, " ").trim()))
   return new ModelError({
     reason: failure.reason,
     message: line.length > LINE_LIMIT ? `${secrets.redactCut(line.slice(0, LINE_LIMIT - 3))}...` : line,
     ...(failure.status === undefined ? {} : { status: failure.status })
   })
+}
+
+/**
+ * A line that still spells the key another way: in other letter cases (a URL's host is
+ * lowercased), replaced there; once its JSON escapes are read (`\u0073k-…`, an endpoint's
+ * message quoting it escaped), Mino's words before the first colon are kept and the rest
+ * is not shown.
+ */
+const unspelled = (secrets: SecretsShape, line: string): string => {
+  if (!secrets.redactable) return line
+  const key = Redacted.value(secrets.apiKey).toLowerCase()
+  const lower = line.toLowerCase()
+  // Lower case keeps each character's place, but for a few letters outside ASCII: such a line is not shown in part.
+  const folded = !lower.includes(key) ? line : lower.length === line.length ? replacedAt(line, lower, key) : undefined
+  if (folded !== undefined && !secrets.inJson(folded)) return folded
+  const colon = line.indexOf(": ")
+  return colon === -1 ? REDACTED : `${line.slice(0, colon)}: ${REDACTED}`
+}
+
+/** `line` with each span where its lower-case form `lower` holds `key` replaced. */
+const replacedAt = (line: string, lower: string, key: string): string => {
+  let out = ""
+  let from = 0
+  for (let at = lower.indexOf(key); at !== -1; at = lower.indexOf(key, from)) {
+    out += line.slice(from, at) + REDACTED
+    from = at + key.length
+  }
+  return out + line.slice(from)
 }
 
 /**

@@ -33,7 +33,7 @@ import type { OpenTurn } from "../session/conversation/ConversationState.js"
 import type { SessionWriteError } from "../session/conversation/DurableFile.js"
 import type { SessionRecord, TurnStatus } from "../session/records/Records.js"
 import { SessionStore } from "../session/SessionStore.js"
-import { Secrets, streamRedactor } from "../security/Secrets.js"
+import { afterHeld, Secrets, streamRedactor } from "../security/Secrets.js"
 import type { Closing } from "../session/conversation/TurnClosing.js"
 import { freeze } from "../tools/Tool.js"
 import { ToolRegistry } from "../tools/ToolRegistry.js"
@@ -196,6 +196,8 @@ const request = (parts: Parts, current: ReadonlyArray<ResponseItem>, emit: Emit)
       return rest.length > 0 && at !== undefined ? emit({ _tag: "TextDelta", ...at, text: rest }) : Effect.void
     })
     const flush = flushWith((rest) => rest)
+    // What the text held back when the reply ended without completing.
+    let heldAtEnd = ""
     const shown = (event: ModelEvent): Effect.Effect<Option.Option<CompletedResponse>> => {
       switch (event._tag) {
         case "TextDelta": {
@@ -229,8 +231,14 @@ const request = (parts: Parts, current: ReadonlyArray<ResponseItem>, emit: Emit)
       return done
     })).pipe(
       // A stream that fails or is stopped still shows the text it held back, by the rule for a cut
-      // (Secrets.redactCut): a beginning of the key of 4 or more characters is redacted.
-      Effect.ensuring(flushWith(secrets.redactCut))
+      // (Secrets.redactCut): a beginning of the key of 4 or more characters is redacted, and so is
+      // the rest of the key in the failure's line (Secrets.afterHeld).
+      Effect.ensuring(flushWith((rest) => {
+        heldAtEnd = rest
+        return secrets.redactCut(rest)
+      })),
+      Effect.mapError((error) =>
+        heldAtEnd === "" ? error : new ModelError({ ...error, message: afterHeld(secrets, heldAtEnd, error.message) }))
     )
     return yield* Option.match(completed, {
       onNone: () => Effect.fail(new TurnEndsEarly({ status: "failed", reason: "the model stream ended without response.completed" })),

@@ -261,6 +261,24 @@ export const redactStrings = <A>(value: A, redact: (text: string) => string): A 
 }
 
 /**
+ * `text`, which came after streamed text that ended holding `held` back (a beginning of
+ * the key, shown redacted), with the rest of the key after that beginning taken out
+ * where `MIN_PREFIX` or more of it appear: an endpoint that splits the key between a
+ * text's end and the error that follows it shows no piece of it either.
+ */
+export const afterHeld = (secrets: Pick<SecretsShape, "apiKey" | "redactable">, held: string, text: string): string => {
+  if (!secrets.redactable || held === "") return text
+  const key = Redacted.value(secrets.apiKey)
+  if (!key.startsWith(held)) return text
+  const rest = key.slice(held.length)
+  for (let length = rest.length; length >= MIN_PREFIX; length--) {
+    const piece = rest.slice(0, length)
+    if (text.includes(piece)) return text.split(piece).join(REDACTED)
+  }
+  return text
+}
+
+/**
  * Streamed text redacted as it comes, before anything escapes it for the screen:
  * `push` returns what may be shown now, keeping back a tail that could begin the
  * key until the next piece shows what follows; `flush` returns that tail when the

@@ -573,13 +573,15 @@ describe("refusals and retries, attacked", () => {
         ["an endless comment line", () => rawServer([{ steps: [...Array.from({ length: 60 }, (): Raw => ({ bytes: ":" + "x".repeat(1024 * 1024) })), "hold"] }]), "too_large"],
         ["an event of too many lines", () => rawServer([{ steps: [{ bytes: "data: 1\n".repeat(150_000) }, "hold"] }]), "too_large"]
       ]
-      for (const [what, make, reason] of shapes) {
-        const server = yield* make()
-        const outcome = yield* ask(server.url, { maxRetries: 0, idleTimeoutMs: 2_000, requestTimeoutMs: 6_000 })
-        count("stop-short shapes")
-        expect({ what, oneLine: outcome.error !== undefined && !outcome.error.message.includes("\n"), reason: reason === "any" ? "any" : outcome.error?.reason })
-          .toEqual({ what, oneLine: true, reason })
-      }
+      // All at once: each waits for its own limit, none for another's.
+      yield* Effect.forEach(shapes, ([what, make, reason]) =>
+        Effect.gen(function*() {
+          const server = yield* make()
+          const outcome = yield* ask(server.url, { maxRetries: 0, idleTimeoutMs: 2_000, requestTimeoutMs: 6_000 })
+          count("stop-short shapes")
+          expect({ what, oneLine: outcome.error !== undefined && !outcome.error.message.includes("\n"), reason: reason === "any" ? "any" : outcome.error?.reason })
+            .toEqual({ what, oneLine: true, reason })
+        }), { concurrency: "unbounded", discard: true })
     }), 120_000)
   // Held: the key in a compressed error body (gzip, deflate, br: the SDK reads it through Mino's
   // transport now), in a status line's reason phrase, JSON-escaped, torn, or plain text across the

@@ -355,8 +355,8 @@ const runProgram = async (mode, options, flags = []) => {
 
 /** The approval question's prompt, as the CLI writes it. */
 const APPROVE = "Approve this operation? [y/N] "
-/** What the CLI says, before asking again, of a line typed before it took answers. */
-const IGNORED_LINE = "(ignored 1 line(s) typed before this question)\n"
+/** What the CLI says (styled, on a line of its own) before asking again, of a line typed before it took answers. */
+const IGNORED = "(ignored "
 
 /**
  * A tool step in the built CLI, as a person drives it: in a pseudo-terminal, a question
@@ -398,7 +398,8 @@ const cliStep = async (floor) => {
       if (screens.length > prompts.length && shown.includes(APPROVE)) {
         prompts.push(epoch())
         type("y\r")
-      } else if (screens.length === prompts.length && shown.split(IGNORED_LINE + APPROVE).length - 1 > (again.get(screens.length) ?? 0)) {
+      } else if (screens.length === prompts.length && shown.split(IGNORED).length - 1 > (again.get(screens.length) ?? 0) &&
+        shown.slice(shown.lastIndexOf(IGNORED)).includes(APPROVE)) {
         again.set(screens.length, (again.get(screens.length) ?? 0) + 1)
         type("y\r")
       }

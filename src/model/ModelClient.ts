@@ -206,12 +206,11 @@ const withoutEncodedKey = (secrets: SecretsShape, text: string): string => {
   }
 }
 
-/** What the SDK client's requests go through: the transport, and what `make` knows of the endpoint and the key. */
+/** What the client is started with: what `make` knows of the endpoint and the key, and the SDK's answers. */
 interface Wiring {
   readonly config: ModelClientConfig
   readonly endpoint: Endpoint.Endpoint
   readonly secrets: SecretsShape
-  readonly transport: HttpTransport.HttpTransport
   /** The raw body of each error response, by the Headers object the SDK keeps on its error. */
   readonly errorBodies: WeakMap<Headers, string>
   /**
@@ -223,32 +222,28 @@ interface Wiring {
 }
 
 /**
- * Mino's headers for every request, checked and built once per client: a request with a body
- * (`withBody`) and one without. Every header is Mino's own, value included: the SDK's would carry
- * OPENAI_CUSTOM_HEADERS, which no option switches off, over any of its own (User-Agent, Accept,
- * X-Stainless-...).
+ * Mino's headers for every request, checked and built once per client. Every header is Mino's own,
+ * value included: the SDK's would carry OPENAI_CUSTOM_HEADERS, which no option switches off, over
+ * any of its own (User-Agent, Accept, X-Stainless-...).
  */
-const headersFor = (wiring: Wiring, key: string, withBody: boolean): HttpTransport.PreparedHeaders => {
-  const headers = new Headers({ accept: "application/json", "user-agent": USER_AGENT, authorization: `Bearer ${key}` })
-  if (withBody) headers.set("content-type", "application/json")
+const headersFor = (wiring: Wiring, key: string): HttpTransport.PreparedHeaders => {
+  const headers = new Headers({ accept: "application/json", "user-agent": USER_AGENT, authorization: `Bearer ${key}`, "content-type": "application/json" })
   for (const [name, value] of wiring.config.headers ?? []) headers.set(name, value)
   Endpoint.authorize(wiring.endpoint, headers, key)
   return new HttpTransport.PreparedHeaders(headers)
 }
 
 /**
- * The SDK's `fetch`: for a request Mino sent itself, what that send got (`Wiring.answers`); otherwise
- * sent with Mino's headers, the endpoint's query and key header. An error body is kept (redacted)
- * either way.
+ * The SDK's `fetch`: what Mino's own send of the same request got (`Wiring.answers`), for the SDK to
+ * classify; the SDK sends nothing itself. An error body is kept (redacted).
  */
-const fetcher = (wiring: Wiring, withBody: HttpTransport.PreparedHeaders, withoutBody: HttpTransport.PreparedHeaders) => {
-  const { endpoint, secrets, transport } = wiring
-  return async (url: string | URL | Request, init?: RequestInit): Promise<Response> => {
+const fetcher = (wiring: Wiring) => {
+  const { secrets } = wiring
+  return async (_url: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const sent = init?.body
     const answered = typeof sent === "object" && sent !== null ? wiring.answers.get(sent) : undefined
-    const headers = sent !== undefined && sent !== null ? withBody : withoutBody
-    const response = await (answered ??
-      transport.fetch(Endpoint.withQuery(endpoint, url instanceof Request ? url.url : String(url)), { ...init, headers }))
+    if (answered === undefined) throw new Error("the model client sends its requests itself")
+    const response = await answered
     if (response.ok) return response
     // The SDK keeps only an error body's `error` key; keep the text for what it said otherwise.
     // Redacted before anything reads it (the SDK too), and where the cap cut it.
@@ -272,7 +267,7 @@ interface Started {
 const start = async (wiring: Wiring): Promise<Started> => {
   const sdk = await loadSdk()
   const key = Redacted.value(wiring.secrets.apiKey)
-  const headers = headersFor(wiring, key, true)
+  const headers = headersFor(wiring, key)
   // Every option the SDK would otherwise read from the environment is given: Mino reads only the
   // variables it documents (OPENAI_ORG_ID, OPENAI_PROJECT_ID, OPENAI_BASE_URL, OPENAI_LOG... are not).
   const client = new sdk.OpenAI({
@@ -286,7 +281,7 @@ const start = async (wiring: Wiring): Promise<Started> => {
     maxRetries: 0,
     // The SDK would otherwise log malformed chunks to the user's terminal.
     logLevel: "off",
-    fetch: fetcher(wiring, headers, headersFor(wiring, key, false))
+    fetch: fetcher(wiring)
   })
   return { sdk, client, target: Endpoint.withQuery(wiring.endpoint, client.buildURL("/responses", undefined)), headers }
 }
@@ -513,7 +508,7 @@ const make = (config: ModelClientConfig) =>
       limits: { idleTimeoutMs: config.idleTimeoutMs ?? 120_000, requestTimeoutMs: config.requestTimeoutMs ?? 15 * 60_000 },
       policy: { maxRetries: config.maxRetries ?? 2, retryWaitCapMs: config.retryWaitCapMs ?? 10_000 },
       line,
-      connect: starter({ config, endpoint, secrets, transport, errorBodies, answers }, line),
+      connect: starter({ config, endpoint, secrets, errorBodies, answers }, line),
       body: RequestBody.writer(endpoint.family),
       transport,
       errorBodies,

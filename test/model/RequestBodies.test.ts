@@ -123,7 +123,7 @@ describe("a request written from the history's kept bytes", () => {
     for (let i = 0; i < 40; i++) {
       const { body, sha: digest } = randomBody(Crypto.randomInt(0, 3 * MIB), Crypto.randomInt(0, 200))
       expected.push(digest)
-      expect(await (await transport.fetch(`${server.url}/a`, { method: "POST", body })).text()).toBe("ok")
+      expect(await (await transport.send(`${server.url}/a`, { method: "POST", body }).then(HttpTransport.toResponse)).text()).toBe("ok")
     }
     expect(server.bodies.map((b) => b.sha)).toEqual(expected)
     expect(server.bodies.every((b) => b.length === String(b.bytes))).toBe(true)
@@ -140,7 +140,7 @@ describe("a request written from the history's kept bytes", () => {
     })
     const transport = HttpTransport.make()
     const { body, sha: digest } = randomBody(2 * MIB, 50)
-    expect(await (await transport.fetch(`${server.url}/from`, { method: "POST", body })).text()).toBe("moved")
+    expect(await (await transport.send(`${server.url}/from`, { method: "POST", body }).then(HttpTransport.toResponse)).text()).toBe("moved")
     expect(server.bodies.map((b) => b.sha)).toEqual([digest, digest])
     transport.close()
     await server.close()
@@ -164,10 +164,10 @@ describe("a request written from the history's kept bytes", () => {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
     const { port } = server.address() as Net.AddressInfo
     const transport = HttpTransport.make()
-    expect(await (await transport.fetch(`http://127.0.0.1:${port}/warm`, { method: "POST", body: "x" })).text()).toBe("warm")
+    expect(await (await transport.send(`http://127.0.0.1:${port}/warm`, { method: "POST", body: "x" }).then(HttpTransport.toResponse)).text()).toBe("warm")
     // Larger than the sockets' buffers: the body is still being written when the connection is reset.
     const { body } = randomBody(48 * MIB, 100)
-    expect(await (await transport.fetch(`http://127.0.0.1:${port}/big`, { method: "POST", body })).text()).toBe("ok")
+    expect(await (await transport.send(`http://127.0.0.1:${port}/big`, { method: "POST", body }).then(HttpTransport.toResponse)).text()).toBe("ok")
     reset()
     // Every request made with it has closed, so a retry would already have arrived.
     await allClosed(transport)
@@ -181,7 +181,7 @@ describe("a request written from the history's kept bytes", () => {
     const server = await serve((_request, response) => response.end("ok"))
     const transport = HttpTransport.make()
     const other = new ReadableStream<Uint8Array>({ pull: (controller) => controller.close() })
-    await expect(transport.fetch(`${server.url}/a`, { method: "POST", body: other })).rejects.toThrow(
+    await expect(transport.send(`${server.url}/a`, { method: "POST", body: other })).rejects.toThrow(
       "the model transport sends only Mino's request bodies, strings or bytes"
     )
     expect(server.bodies).toEqual([])

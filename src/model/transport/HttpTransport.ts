@@ -5,8 +5,8 @@
  * from where they are kept, never copied.
  *
  * `send` gives the answer as it is (status, headers, the body's reads), which is
- * how the model client reads a stream; `fetch`, the same as a WHATWG `Response`,
- * is what the openai SDK is given for an answer it classifies. Why not undici
+ * how the model client reads a stream; `toResponse` makes a WHATWG `Response` of
+ * it, which the openai SDK is given for an answer it classifies. Why not undici
  * `fetch`: on a streamed response it costs several milliseconds of CPU more per
  * request than `node:http`, and fetch's classes alone cost a request a tenth of
  * its CPU. What this keeps of `fetch`: the body is read piece by piece, with
@@ -44,8 +44,6 @@ export type Init = Omit<RequestInit, "headers"> & {
   readonly headers?: RequestInit["headers"] | PreparedHeaders
 }
 
-export type Fetch = (input: string | URL | Request, init?: Init) => Promise<Response>
-
 /** A body's pieces as they arrive: the next one, or `undefined` at its end; a read fails as the connection does. */
 export interface BodyReads {
   readonly read: () => Promise<Uint8Array | undefined>
@@ -67,8 +65,6 @@ export interface Answer {
 export interface HttpTransport {
   /** Sends a request and gives the answer as it is. */
   readonly send: (url: string | URL, init: Init) => Promise<Answer>
-  /** The same, as `fetch` (the SDK's). */
-  readonly fetch: Fetch
   /** How many of its requests are open (sent, or being sent, and not closed): a redirect's and a retry's count too. */
   readonly open: () => number
   /** Closes the idle keep-alive sockets. */
@@ -418,14 +414,8 @@ export const make = (): HttpTransport => {
     }
   }
 
-  const fetch: Fetch = (input, init = {}) =>
-    typeof input !== "string" && !(input instanceof URL)
-      ? Promise.reject(new TypeError("the model transport takes a URL, not a Request"))
-      : send(input, init).then(toResponse)
-
   return {
     send,
-    fetch,
     open: () => agents.open,
     close: () => {
       agents.http.destroy()

@@ -13,7 +13,7 @@ import * as EventFrames from "../../src/model/stream/EventFrames.js"
 import * as ResponseBudget from "../../src/model/stream/ResponseBudget.js"
 import * as SseMessages from "../../src/model/stream/SseMessages.js"
 import { cutAt } from "../support/Cuts.js"
-import { framedStream, sourceOf } from "../support/Reads.js"
+import { framedStream, sourceOf, sseStream, streamOf } from "../support/Reads.js"
 
 const BOM = "\uFEFF"
 const MIB = 1024 * 1024
@@ -25,20 +25,7 @@ const line = fc.oneof(
   fc.constantFrom(": keep-alive", ":", "id: 7", "retry: 100", "noise", `${BOM}${BOM}data: 1`, `${BOM}: c`),
   fc.string({ unit: fc.constantFrom("d", "a", "t", "e", "v", "n", ":", " ", "{", "}", "1", BOM, "\r", "\n"), maxLength: 14 })
 )
-const ending = fc.constantFrom("\n", "\r\n", "\r", "\n\n", "\r\n\r\n", "\r\r", "\n\r\n", "\r\n\n")
-const streamArb = fc.array(fc.tuple(line, ending), { maxLength: 14 }).map((lines) => Buffer.from(lines.map(([text, end]) => text + end).join(""), "utf8"))
-
-/** A body that gives `pieces` as its reads. */
-const body = (pieces: ReadonlyArray<Uint8Array>): ReadableStream<Uint8Array> => {
-  let next = 0
-  return new ReadableStream<Uint8Array>({
-    pull(controller) {
-      const piece = pieces[next++]
-      if (piece === undefined) controller.close()
-      else controller.enqueue(piece)
-    }
-  }, { highWaterMark: 0 })
-}
+const streamArb = sseStream(line)
 
 /** Every read of a stream. */
 const readAll = async (stream: ReadableStream<Uint8Array>): Promise<Array<Uint8Array>> => {
@@ -69,7 +56,7 @@ describe("events framed for the SDK", () => {
     await fc.assert(
       fc.asyncProperty(streamArb, fc.array(fc.nat(400), { maxLength: 10 }), async (input, cuts) => {
         const pieces = cutAt(input, cuts)
-        const before = await sdkEvents(body([input]))
+        const before = await sdkEvents(streamOf([input]))
         const after = await sdkEvents(framedStream(pieces))
         expect(after).toEqual(before)
         const framed = await readAll(framedStream(pieces))
@@ -182,7 +169,7 @@ describe("an event's cost", () => {
     const raw: Array<string> = []
     for (const size of [1, 2, 4].map((mib) => mib * MIB)) {
       const started = performance.now()
-      const events = await sdkEvents(body(bigEvent(size)))
+      const events = await sdkEvents(streamOf(bigEvent(size)))
       const ms = performance.now() - started
       expect(events.length).toBe(1)
       raw.push(`${size / MIB} MiB: ${ms.toFixed(0)} ms, ${(ms / (size / MIB)).toFixed(1)} ms/MiB`)

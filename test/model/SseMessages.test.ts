@@ -13,7 +13,7 @@ import { _iterSSEMessages, Stream as SdkStream } from "openai/core/streaming"
 import * as EventFrames from "../../src/model/stream/EventFrames.js"
 import * as SseMessages from "../../src/model/stream/SseMessages.js"
 import { cutAt } from "../support/Cuts.js"
-import { failingSource, sourceOf } from "../support/Reads.js"
+import { failingSource, sourceOf, sseStream, streamOf } from "../support/Reads.js"
 
 const BOM = "\uFEFF"
 
@@ -24,21 +24,8 @@ const line = fc.oneof(
   fc.constantFrom(": keep-alive", ":", "id: 7", "retry: 100", "noise", `${BOM}${BOM}data: 1`, `${BOM}: c`, "data: caf\u00e9 \u{1F600}"),
   fc.string({ unit: fc.constantFrom("d", "a", "t", "e", "v", "n", ":", " ", "{", "}", "1", BOM, "\r", "\n", "\u00e9"), maxLength: 14 })
 )
-const ending = fc.constantFrom("\n", "\r\n", "\r", "\n\n", "\r\n\r\n", "\r\r", "\n\r\n", "\r\n\n")
-const streamArb = fc.array(fc.tuple(line, ending), { maxLength: 14 }).map((lines) => Buffer.from(lines.map(([text, end]) => text + end).join(""), "utf8"))
+const streamArb = sseStream(line)
 const cutsArb = fc.array(fc.nat(400), { maxLength: 10 })
-
-/** A body that gives `pieces` as its reads. */
-const body = (pieces: ReadonlyArray<Uint8Array>): ReadableStream<Uint8Array> => {
-  let next = 0
-  return new ReadableStream<Uint8Array>({
-    pull(controller) {
-      const piece = pieces[next++]
-      if (piece === undefined) controller.close()
-      else controller.enqueue(piece)
-    }
-  }, { highWaterMark: 0 })
-}
 
 /** A message's name as it matters: an empty name, which a dropped `event:` line can leave, is none. */
 const named = (message: SseMessages.Message) => ({ event: message.event === "" ? null : message.event, data: message.data })
@@ -119,7 +106,7 @@ describe("SSE messages read as the SDK reads them", () => {
     try {
       await fc.assert(
         fc.asyncProperty(dataStreamArb, cutsArb, async (input, cuts) => {
-          const sdk = SdkStream.fromSSEResponse(new Response(body(cutAt(input, cuts))), new AbortController())[Symbol.asyncIterator]()
+          const sdk = SdkStream.fromSSEResponse(new Response(streamOf(cutAt(input, cuts))), new AbortController())[Symbol.asyncIterator]()
           const expected = await outcome(() => sdk.next())
           const mine = SseMessages.reader(EventFrames.reads(sourceOf(cutAt(input, cuts))), streamError)
           expect(await outcome(() => mine.next())).toEqual(expected)

@@ -146,11 +146,41 @@ const playScript = (
     response.end()
   })
 
+/** A server listening on 127.0.0.1 while the scope is open: its port, and the sockets it has open. */
+export interface Listening {
+  readonly port: number
+  readonly sockets: ReadonlySet<Net.Socket>
+}
+
+/**
+ * `server` (an HTTP or a plain TCP server) listening on 127.0.0.1, a free port; the scope closes it
+ * and destroys every socket still open, so a client that holds one keeps nothing waiting.
+ */
+export const listening = (server: Net.Server): Effect.Effect<Listening, never, Scope.Scope> => {
+  const sockets = new Set<Net.Socket>()
+  server.on("connection", (socket: Net.Socket) => {
+    sockets.add(socket)
+    socket.on("close", () => sockets.delete(socket))
+  })
+  return Effect.acquireRelease(
+    Effect.async<Listening>((resume) => {
+      server.listen(0, "127.0.0.1", () => {
+        const address = server.address()
+        resume(Effect.succeed({ port: typeof address === "object" && address !== null ? address.port : 0, sockets }))
+      })
+    }),
+    () =>
+      Effect.async<void>((resume) => {
+        server.close(() => resume(Effect.void))
+        for (const socket of sockets) socket.destroy()
+      })
+  )
+}
+
 /** Starts the server on 127.0.0.1 (a free port); the scope closes it and every open socket. */
 export const make = (handler: Handler): Effect.Effect<ResponsesServer, never, Scope.Scope> =>
   Effect.gen(function* () {
     const log = yield* Ref.make<ReadonlyArray<LoggedRequest>>([])
-    const sockets = new Set<Net.Socket>()
     const run = yield* FiberSet.makeRuntime<never>()
 
     const serve = (request: Http.IncomingMessage, response: Http.ServerResponse) =>
@@ -177,26 +207,7 @@ export const make = (handler: Handler): Effect.Effect<ResponsesServer, never, Sc
         yield* Effect.raceFirst(playScript(request, response, reply), Deferred.await(closed))
       })
 
-    const server = yield* Effect.acquireRelease(
-      Effect.async<Http.Server>((resume) => {
-        const server = Http.createServer((request, response) => {
-          run(serve(request, response))
-        })
-        server.on("connection", (socket) => {
-          sockets.add(socket)
-          socket.on("close", () => sockets.delete(socket))
-        })
-        server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
-      }),
-      (server) =>
-        Effect.async<void>((resume) => {
-          server.close(() => resume(Effect.void))
-          for (const socket of sockets) socket.destroy()
-        })
-    )
-
-    const address = server.address()
-    const port = typeof address === "object" && address !== null ? address.port : 0
+    const { port, sockets } = yield* listening(Http.createServer((request, response) => run(serve(request, response))))
     return {
       url: `http://127.0.0.1:${port}/v1`,
       port,

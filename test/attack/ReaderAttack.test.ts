@@ -45,27 +45,13 @@ interface RawReply {
 const rawServer = (replies: ReadonlyArray<RawReply>): Effect.Effect<{ readonly url: string; readonly served: () => number }, never, Scope.Scope> =>
   Effect.gen(function*() {
     let served = 0
-    const sockets = new Set<Net.Socket>()
     const timers = new Set<NodeJS.Timeout>()
-    const server = yield* Effect.acquireRelease(
-      Effect.async<Http.Server>((resume) => {
-        const server = Http.createServer((req, res) => {
-          req.resume()
-          req.on("end", () => void play(replies[Math.min(served++, replies.length - 1)]!, res, req))
-        })
-        server.on("connection", (socket) => {
-          sockets.add(socket)
-          socket.on("close", () => sockets.delete(socket))
-        })
-        server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
-      }),
-      (server) =>
-        Effect.async<void>((resume) => {
-          for (const timer of timers) clearTimeout(timer)
-          server.close(() => resume(Effect.void))
-          for (const socket of sockets) socket.destroy()
-        })
-    )
+    const { port } = yield* ResponsesServer.listening(Http.createServer((req, res) => {
+      req.resume()
+      req.on("end", () => void play(replies[Math.min(served++, replies.length - 1)]!, res, req))
+    }))
+    // Run before the server closes (finalizers run last first): no step is played into a closed socket.
+    yield* Effect.addFinalizer(() => Effect.sync(() => timers.forEach(clearTimeout)))
     const sleep = (ms: number) => new Promise<void>((resolve) => {
       const timer = setTimeout(() => (timers.delete(timer), resolve()), ms)
       timers.add(timer)
@@ -106,8 +92,6 @@ const rawServer = (replies: ReadonlyArray<RawReply>): Effect.Effect<{ readonly u
       if (compressor === undefined) res.end()
       else compressor.end()
     }
-    const address = server.address()
-    const port = typeof address === "object" && address !== null ? address.port : 0
     return { url: `http://127.0.0.1:${port}/v1`, served: () => served }
   })
 
@@ -441,34 +425,20 @@ describe("refusals and retries, attacked", () => {
   const tcpServer = (answer: (n: number) => string | "reset") =>
     Effect.gen(function*() {
       let requests = 0
-      const sockets = new Set<Net.Socket>()
-      const server = yield* Effect.acquireRelease(
-        Effect.async<Net.Server>((resume) => {
-          const server = Net.createServer((socket) => {
-            sockets.add(socket)
-            socket.on("close", () => sockets.delete(socket))
-            socket.on("error", () => {})
-            let got = ""
-            socket.on("data", (chunk) => {
-              got += chunk.toString("latin1")
-              const head = got.indexOf("\r\n\r\n")
-              const length = Number(/content-length: (\d+)/i.exec(got)?.[1] ?? "0")
-              if (head === -1 || got.length < head + 4 + length) return
-              got = got.slice(head + 4 + length)
-              const reply = answer(requests++)
-              if (reply === "reset") socket.resetAndDestroy()
-              else socket.write(Buffer.from(reply, "latin1"))
-            })
-          })
-          server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
-        }),
-        (server) => Effect.async<void>((resume) => {
-          server.close(() => resume(Effect.void))
-          for (const socket of sockets) socket.destroy()
+      const { port } = yield* ResponsesServer.listening(Net.createServer((socket) => {
+        socket.on("error", () => {})
+        let got = ""
+        socket.on("data", (chunk) => {
+          got += chunk.toString("latin1")
+          const head = got.indexOf("\r\n\r\n")
+          const length = Number(/content-length: (\d+)/i.exec(got)?.[1] ?? "0")
+          if (head === -1 || got.length < head + 4 + length) return
+          got = got.slice(head + 4 + length)
+          const reply = answer(requests++)
+          if (reply === "reset") socket.resetAndDestroy()
+          else socket.write(Buffer.from(reply, "latin1"))
         })
-      )
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
+      }))
       return { url: `http://127.0.0.1:${port}/v1`, requests: () => requests }
     })
 

@@ -335,6 +335,25 @@ describe("the reader, attacked through the built mino", () => {
   }
   const startMino = (box: { readonly home: string; readonly cwd: string }, url: string) =>
     Pty.spawn({ argv: [process.execPath, BIN], env: { ...environment(box, url), OPENAI_API_KEY: E2E_KEY }, cwd: box.cwd })
+  /**
+   * The built mino, its first turn failed by a model that streamed `delta` and then sent `error` as an
+   * `error` event (its second turn is answered "Fine."), back at its prompt.
+   */
+  const failedTurn = (box: { readonly home: string; readonly cwd: string }, delta: string, error: Record<string, unknown>) =>
+    Effect.gen(function*() {
+      const events = ResponsesServer.textResponse("x").slice(0, 4)
+      const server = yield* scriptedServer([
+        [...events, { type: "response.output_text.delta", item_id: "msg_0001", output_index: 0, content_index: 0, delta },
+          { raw: `event: error\ndata: ${JSON.stringify(error)}\n\n` }],
+        ResponsesServer.textResponse("Fine.")
+      ])
+      const mino = yield* startMino(box, server.url)
+      yield* mino.waitFor("You> ")
+      yield* mino.write("first\r")
+      yield* mino.waitFor("Turn failed")
+      yield* mino.waitFor("You> ")
+      return mino
+    })
 
   // Found by this red team, fixed: the key across an event boundary: the first 14 characters in a text delta, the rest in
   // the `error` event that ends the stream. The delta's held-back tail is redacted by the rule for
@@ -344,19 +363,7 @@ describe("the reader, attacked through the built mino", () => {
   it.scopedLive("the key split between a text delta and the error event after it: no 4 characters on the screen or in the file", () =>
     Effect.gen(function*() {
       const box = yield* sandbox
-      const head = E2E_KEY.slice(0, 14)
-      const tail = E2E_KEY.slice(14)
-      const events = ResponsesServer.textResponse("x").slice(0, 4)
-      const server = yield* scriptedServer([
-        [...events, { type: "response.output_text.delta", item_id: "msg_0001", output_index: 0, content_index: 0, delta: `echo ${head}` },
-          { raw: `event: error\ndata: ${JSON.stringify({ type: "error", code: "server_error", message: tail })}\n\n` }],
-        ResponsesServer.textResponse("Fine.")
-      ])
-      const mino = yield* startMino(box, server.url)
-      yield* mino.waitFor("You> ")
-      yield* mino.write("first\r")
-      yield* mino.waitFor("Turn failed")
-      yield* mino.waitFor("You> ")
+      const mino = yield* failedTurn(box, `echo ${E2E_KEY.slice(0, 14)}`, { type: "error", code: "server_error", message: E2E_KEY.slice(14) })
       yield* mino.write("second\r")
       yield* mino.waitFor("Fine.")
       yield* mino.waitFor("You> ")
@@ -373,17 +380,7 @@ describe("the reader, attacked through the built mino", () => {
     Effect.gen(function*() {
       const box = yield* sandbox
       const hostile = "\u001b[2J\u001b]0;owned\u0007\u009b31m\u202eevil\u001b[8mHIDDEN"
-      const events = ResponsesServer.textResponse("x").slice(0, 4)
-      const server = yield* scriptedServer([
-        [...events, { type: "response.output_text.delta", item_id: "msg_0001", output_index: 0, content_index: 0, delta: hostile },
-          { raw: `event: error\ndata: ${JSON.stringify({ type: "error", message: hostile })}\n\n` }],
-        ResponsesServer.textResponse("Fine.")
-      ])
-      const mino = yield* startMino(box, server.url)
-      yield* mino.waitFor("You> ")
-      yield* mino.write("first\r")
-      yield* mino.waitFor("Turn failed")
-      yield* mino.waitFor("You> ")
+      const mino = yield* failedTurn(box, hostile, { type: "error", message: hostile })
       const raw = (yield* mino.rawOutput).toString("utf8")
       yield* mino.write("\x04")
       yield* mino.exited

@@ -84,9 +84,7 @@ export const opening = (cause: unknown, seen: Seen, limits: Limits): Refusal => 
   const { sdk } = seen
   if (cause instanceof sdk.APIConnectionTimeoutError) return { failure: failure("timeout", "model request timed out before the response started") }
   const root = rootCause(cause)
-  if (root instanceof HttpTransport.CrossOriginRedirect || root instanceof HttpTransport.UnusableAnswer) {
-    return { failure: failure("protocol", `model request failed: ${root.message}`) }
-  }
+  if (root instanceof HttpTransport.UnusableAnswer) return { failure: failure("protocol", `model request failed: ${root.message}`) }
   if (cause instanceof sdk.APIConnectionError) {
     const code = root instanceof Error && "code" in root && typeof root.code === "string" ? root.code : rootMessage(cause)
     return {

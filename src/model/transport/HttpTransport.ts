@@ -24,15 +24,15 @@ import { Body } from "../request/RequestBody.js"
 
 /**
  * An answer Mino takes from no endpoint: a status outside 200-599 (none that
- * answers a request), or a redirect whose location is no URL. Not a failed connection: it is
- * not sent again.
+ * answers a request), a redirect whose location is no URL, or one to another
+ * origin. Not a failed connection: it is not sent again.
  */
 export class UnusableAnswer extends Error {
-  override readonly name = "UnusableAnswer"
+  override readonly name: string = "UnusableAnswer"
 }
 
-/** The endpoint answered with a redirect to another origin; Mino does not follow it. */
-export class CrossOriginRedirect extends Error {
+/** The endpoint answered with a redirect to another origin; Mino does not follow it (the key would go there). */
+export class CrossOriginRedirect extends UnusableAnswer {
   override readonly name = "CrossOriginRedirect"
   constructor(readonly from: string, readonly to: string) {
     super(`the model endpoint redirected to another origin (${to}); Mino does not follow it`)
